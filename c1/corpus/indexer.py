@@ -1,0 +1,385 @@
+"""``c1 index``: files → documents → chunks → vectors + lexical index, incrementally.
+
+Order of writes for each batch of files, chosen so that a crash anywhere is repaired by the next
+run: (1) the files are marked *pending* and the collection *dirty* in the manifest; (2) Chroma and
+the lexical index are updated; (3) one manifest transaction stores the new documents and chunks
+and clears *pending*. A run that starts on a dirty collection reconciles first: Chroma ids that
+the manifest does not know are deleted, missing ones re-embedded from the stored chunk text,
+pending files re-indexed, and the lexical index rebuilt from the manifest.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from c1.config import Settings
+from c1.corpus.chunking import chunk_spans
+from c1.corpus.documents import Document, Skip
+from c1.corpus.embedders import Embedder, EmbedderError
+from c1.corpus.ids import chunk_id, doc_id_for
+from c1.corpus.manifest import Chunk, DocRecord, FileRecord, Manifest
+from c1.errors import C1Error
+
+BATCH_CHUNKS = 256
+
+
+@dataclass
+class IndexReport:
+    collection: str
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    skipped: list[dict] = field(default_factory=list)
+    warnings: list[dict] = field(default_factory=list)
+    documents: int = 0
+    chunks: int = 0
+    total_chunks: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    repaired: bool = False
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["chunks_per_second"] = round(self.chunks_per_second, 2)
+        out["seconds"] = round(self.seconds, 3)
+        out["embed_seconds"] = round(self.embed_seconds, 3)
+        return out
+
+
+@dataclass
+class Progress:
+    files_total: int = 0
+    files_done: int = 0
+    chunks_done: int = 0
+    current: str = ""
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def file_hash(path: str) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+class CollectionLock:
+    """One writer per collection; a second ``c1 index`` fails fast instead of corrupting state."""
+
+    def __init__(self, directory: Path):
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / ".lock"
+
+    def __enter__(self):
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            raise C1Error(f"another `c1 index` is writing to {self.path.parent}; wait for it to finish") from None
+        return self
+
+    def __exit__(self, *exc):
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+@dataclass
+class _Loaded:
+    rec: FileRecord
+    is_new: bool
+    docs: list[Document] = field(default_factory=list)
+    skip: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+class Indexer:
+    def __init__(self, settings: Settings, embedder: Embedder, progress: ProgressFn | None = None):
+        self.settings = settings
+        self.embedder = embedder
+        self.progress = progress or (lambda p: None)
+        self.state = Progress()
+
+    # entry point ------------------------------------------------------------------------
+    def run(self, paths: list[str]) -> IndexReport:
+        from c1.corpus.walk import walk
+
+        started = time.perf_counter()
+        roots = [os.path.abspath(p) for p in paths]
+        for root in roots:
+            if not os.path.lexists(root):
+                raise C1Error(f"{root}: no such file or directory")
+        report = IndexReport(collection=self.settings.collection)
+        with CollectionLock(self.settings.collection_dir):
+            store = open_store(self.settings, self.embedder, create=True)
+            try:
+                if store.manifest.get_meta("dirty") == "1":
+                    self._reconcile(store)
+                    report.repaired = True
+                sources, walk_skips = walk(roots, max_bytes=int(self.settings.max_file_mb * 1024 * 1024))
+                report.skipped.extend({"path": p, "reason": r} for p, r in walk_skips)
+                todo = self._classify(store, sources, report)
+                gone = self._vanished(store, roots, {s.path for s in sources})
+                store.manifest.set_meta("dirty", "1")
+                if gone:
+                    self._remove(store, gone)
+                    report.deleted = len(gone)
+                self._index(store, todo, report)
+                store.lexical.close()
+                store.manifest.set_meta("dirty", "0")
+                report.documents = store.manifest.counts()["documents"]
+                report.total_chunks = store.manifest.counts()["chunks"]
+            finally:
+                store.close()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # planning ---------------------------------------------------------------------------
+    def _classify(self, store: "Store", sources, report: IndexReport) -> list[tuple]:
+        known = store.manifest.files()
+        pending = set(store.manifest.pending())
+        todo = []
+        for src in sources:
+            try:
+                st = os.stat(src.path)
+            except OSError as exc:
+                report.skipped.append({"path": src.path, "reason": f"unreadable: {exc.strerror}"})
+                continue
+            old = known.get(src.path)
+            if old and old.hash and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns and src.path not in pending:
+                report.unchanged += 1
+                continue
+            try:
+                digest = file_hash(src.path)
+            except OSError as exc:
+                report.skipped.append({"path": src.path, "reason": f"unreadable: {exc.strerror}"})
+                continue
+            rec = FileRecord(src.path, digest, st.st_size, st.st_mtime_ns, src.kind)
+            if old and old.hash == digest and src.path not in pending:
+                store.manifest.touch(rec)
+                report.unchanged += 1
+                continue
+            todo.append((src, rec, old is None))
+        return todo
+
+    @staticmethod
+    def _vanished(store: "Store", roots: list[str], seen: set[str]) -> list[str]:
+        """Indexed files under the given roots that the walk no longer finds."""
+        prefixes = [r.rstrip(os.sep) + os.sep for r in roots]
+        return [
+            p for p in store.manifest.files()
+            if p not in seen and (p in roots or any(p.startswith(pre) for pre in prefixes))
+        ]
+
+    # writing ----------------------------------------------------------------------------
+    def _remove(self, store: "Store", paths: list[str]) -> None:
+        docs = store.manifest.docs_of(paths)
+        store.manifest.mark_pending(paths)
+        store.vectors.delete([cid for d in docs for cid in d.chunk_ids()])
+        store.lexical.delete_docs(d.doc_id for d in docs)
+        store.lexical.commit()
+        store.manifest.remove_files(paths)
+
+    def _load_all(self, todo: list[tuple]) -> Iterator[_Loaded]:
+        """Load files in a background thread so parsing overlaps with embedding."""
+        from c1.corpus.loaders import load_with_warnings
+
+        out: queue.Queue = queue.Queue(maxsize=8)
+        stop = threading.Event()
+
+        def work():
+            try:
+                for src, rec, is_new in todo:
+                    if stop.is_set():
+                        return
+                    item = _Loaded(rec, is_new)
+                    try:
+                        item.docs, item.warnings = load_with_warnings(src)
+                    except Skip as exc:
+                        item.skip = str(exc)
+                    except Exception as exc:  # a loader bug must not kill the run
+                        item.skip = f"loader error: {type(exc).__name__}: {exc}"
+                    out.put(item)
+            finally:
+                out.put(None)
+
+        thread = threading.Thread(target=work, daemon=True, name="c1-loader")
+        thread.start()
+        try:
+            while (item := out.get()) is not None:
+                yield item
+        finally:
+            stop.set()
+
+    def _index(self, store: "Store", todo: list[tuple], report: IndexReport) -> None:
+        self.state = Progress(files_total=len(todo))
+        self.progress(self.state)
+        taken = {d: k for k, d in store.manifest.doc_ids_by_key().items()}
+        batch: list[_Loaded] = []
+        size = 0
+        for item in self._load_all(todo):
+            self.state.current = item.rec.path
+            if item.skip:
+                report.skipped.append({"path": item.rec.path, "reason": item.skip})
+                item.docs = []
+                item.rec.hash = None  # retried next run; its old chunks are removed now
+            report.warnings.extend({"path": item.rec.path, "warning": w} for w in item.warnings)
+            batch.append(item)
+            size += sum(len(d.text) for d in item.docs) // (self.settings.chunk_tokens * 4) + 1
+            if size >= BATCH_CHUNKS:
+                self._flush(store, batch, taken, report)
+                batch, size = [], 0
+        if batch:
+            self._flush(store, batch, taken, report)
+
+    def _flush(self, store: "Store", batch: list[_Loaded], taken: dict[str, str], report: IndexReport) -> None:
+        docs: list[DocRecord] = []
+        chunks: list[Chunk] = []
+        metas: list[dict] = []
+        embed_inputs: list[str] = []
+        for item in batch:
+            for doc in item.docs:
+                record, doc_chunks = self._chunk(doc, taken)
+                if not doc_chunks:
+                    continue
+                docs.append(record)
+                chunks.extend(doc_chunks)
+                for c in doc_chunks:
+                    metas.append(chroma_metadata(record, c))
+                    embed_inputs.append(embed_text(record.title, c.text))
+        paths = [item.rec.path for item in batch]
+        old_ids = {cid for d in store.manifest.docs_of(paths) for cid in d.chunk_ids()}
+        new_ids = [c.id for c in chunks]
+        store.manifest.mark_pending(paths)
+        t0 = time.perf_counter()
+        try:
+            vectors = self.embedder.embed(embed_inputs)
+        except EmbedderError as exc:
+            raise C1Error(str(exc)) from None
+        report.embed_seconds += time.perf_counter() - t0
+        store.vectors.delete(sorted(old_ids - set(new_ids)))
+        if chunks:
+            store.vectors.upsert(new_ids, vectors, [c.text for c in chunks], metas)
+        store.lexical.delete_docs({doc_of_id for doc_of_id in (i.rsplit("_", 1)[0] for i in old_ids)} | {d.doc_id for d in docs})
+        titles = {d.doc_id: d.title for d in docs}
+        for c in chunks:
+            store.lexical.add(c.id, c.doc_id, titles[c.doc_id], c.text)
+        store.lexical.commit()
+        store.manifest.replace_files([item.rec for item in batch], docs, chunks)
+        for item in batch:
+            if item.skip:
+                continue
+            if item.is_new:
+                report.added += 1
+            else:
+                report.updated += 1
+        report.chunks += len(chunks)
+        self.state.files_done += len(batch)
+        self.state.chunks_done += len(chunks)
+        self.progress(self.state)
+
+    def _chunk(self, doc: Document, taken: dict[str, str]) -> tuple[DocRecord, list[Chunk]]:
+        doc_id = doc_id_for(doc.key, taken)
+        taken[doc_id] = doc.key
+        spans = chunk_spans(doc.text, self.settings.chunk_tokens, self.settings.chunk_overlap)
+        chunks = [
+            Chunk(chunk_id(doc_id, n), doc_id, n, s.start, s.end, doc.page_at(s.start), doc.text[s.start : s.end])
+            for n, s in enumerate(spans)
+        ]
+        source_id = doc.meta.get("source_id")
+        meta = {k: v for k, v in doc.meta.items() if k != "source_id"}
+        record = DocRecord(doc_id, doc.key, doc.path, doc.title, None if source_id is None else str(source_id), len(chunks), meta)
+        return record, chunks
+
+    # repair -----------------------------------------------------------------------------
+    def _reconcile(self, store: "Store") -> None:
+        """Bring Chroma and the lexical index back in line with the manifest after a crash."""
+        expected = store.manifest.chunk_ids()
+        present = store.vectors.all_ids()
+        store.vectors.delete(sorted(present - expected))
+        missing = sorted(expected - present)
+        for start in range(0, len(missing), BATCH_CHUNKS):
+            part = store.manifest.chunks(missing[start : start + BATCH_CHUNKS])
+            docs = {d: store.manifest.doc(d) for d in {c.doc_id for c in part}}
+            vectors = self.embedder.embed([embed_text(docs[c.doc_id].title, c.text) for c in part])
+            store.vectors.upsert([c.id for c in part], vectors, [c.text for c in part],
+                                 [chroma_metadata(docs[c.doc_id], c) for c in part])
+        store.lexical.clear()
+        titles = {d.doc_id: d.title for d in store.manifest.all_docs()}
+        for c in store.manifest.iter_chunks():
+            store.lexical.add(c.id, c.doc_id, titles.get(c.doc_id, ""), c.text)
+        store.lexical.commit()
+        # Files caught mid-write are re-indexed from their source.
+        store.manifest.invalidate(store.manifest.pending())
+
+
+def embed_text(title: str, text: str) -> str:
+    """What the embedder sees: the title first unless the chunk already starts with it."""
+    if title and not text.lstrip().startswith(title[:40]):
+        return f"{title}\n{text}"
+    return text
+
+
+def chroma_metadata(doc: DocRecord, c: Chunk) -> dict:
+    meta: dict = {"doc": doc.doc_id, "n": c.n, "path": doc.path, "title": doc.title or "", "start": c.start, "end": c.end}
+    if c.page is not None:
+        meta["page"] = c.page
+    if doc.source_id is not None:
+        meta["source_id"] = doc.source_id
+    for key, value in doc.meta.items():
+        if isinstance(value, (str, int, float, bool)) and value != "":
+            meta[key] = value
+    return meta
+
+
+@dataclass
+class Store:
+    manifest: Manifest
+    vectors: "object"
+    lexical: "object"
+
+    def close(self) -> None:
+        try:
+            self.lexical.close()
+        finally:
+            self.manifest.close()
+
+
+def open_store(settings: Settings, embedder: Embedder | None, create: bool) -> Store:
+    """Open the three parts of a collection; refuse an embedder other than the recorded one."""
+    from c1.corpus.lexical import LexicalIndex
+    from c1.corpus.vectors import VectorStore
+
+    cdir = settings.collection_dir
+    manifest_path = cdir / "manifest.sqlite"
+    if not create and not manifest_path.exists():
+        raise C1Error(f"no index named {settings.collection!r} under {settings.home}: run `c1 index PATH` first")
+    manifest = Manifest(manifest_path)
+    recorded = manifest.get_meta("embedder")
+    if embedder is not None:
+        if recorded and recorded != embedder.name:
+            manifest.close()
+            raise C1Error(
+                f"collection {settings.collection!r} was indexed with embedder {recorded!r}, not {embedder.name!r}: "
+                "use the same --embed-url/--embed-model, or another --collection"
+            )
+        if not recorded:
+            manifest.set_meta("embedder", embedder.name)
+            manifest.set_meta("chroma", settings.chroma_url or "embedded")
+    vectors = VectorStore(settings.home, settings.collection, settings.chroma_url, embedder.name if embedder else recorded, create)
+    return Store(manifest, vectors, LexicalIndex(cdir / "lexical"))

@@ -1,0 +1,81 @@
+"""The lexical index: BM25 over chunk text and document title, with tantivy.
+
+tantivy was chosen by measurement (bench/lexical_engines.py, 100k real-text chunks): BM25 top-50
+in 1.6 ms p50 against 164 ms for SQLite FTS5, and it is persistent and incremental. Queries are
+built from word tokens only, never handed raw to tantivy's query parser, which rejects quotes,
+colons and parentheses that real questions contain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_OPERATORS = {"and", "or", "not", "in"}
+
+
+def query_terms(text: str) -> list[str]:
+    return [w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in _OPERATORS]
+
+
+class LexicalIndex:
+    TITLE_BOOST = 2.0
+
+    def __init__(self, path: Path):
+        import tantivy
+
+        self._tantivy = tantivy
+        path.mkdir(parents=True, exist_ok=True)
+        builder = tantivy.SchemaBuilder()
+        builder.add_text_field("id", stored=True, tokenizer_name="raw")
+        builder.add_text_field("doc", stored=False, tokenizer_name="raw")
+        builder.add_text_field("title", stored=False, tokenizer_name="en_stem")
+        builder.add_text_field("text", stored=False, tokenizer_name="en_stem")
+        self.index = tantivy.Index(builder.build(), path=str(path))
+        self._writer = None
+
+    # writing -----------------------------------------------------------------------------
+    @property
+    def writer(self):
+        if self._writer is None:
+            self._writer = self.index.writer(heap_size=64_000_000, num_threads=1)
+        return self._writer
+
+    def delete_docs(self, doc_ids: Iterable[str]) -> None:
+        for doc_id in doc_ids:
+            self.writer.delete_documents_by_term("doc", doc_id)
+
+    def add(self, chunk_id: str, doc_id: str, title: str, text: str) -> None:
+        self.writer.add_document(self._tantivy.Document(id=chunk_id, doc=doc_id, title=title, text=text))
+
+    def clear(self) -> None:
+        self.writer.delete_all_documents()
+
+    def commit(self) -> None:
+        if self._writer is not None:
+            self._writer.commit()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.commit()
+            self._writer.wait_merging_threads()
+            self._writer = None
+
+    # reading -----------------------------------------------------------------------------
+    def search(self, text: str, k: int) -> list[tuple[str, float]]:
+        terms = query_terms(text)
+        if not terms or k <= 0:
+            return []
+        self.index.reload()
+        query = self.index.parse_query(
+            " ".join(terms), ["title", "text"], field_boosts={"title": self.TITLE_BOOST}
+        )
+        searcher = self.index.searcher()
+        hits = searcher.search(query, k).hits
+        return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits]
+
+    def count(self) -> int:
+        self.index.reload()
+        return self.index.searcher().num_docs

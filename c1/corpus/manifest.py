@@ -1,0 +1,202 @@
+"""The manifest: the source of truth of a collection, in one SQLite file.
+
+It records every indexed file (content hash, size, mtime), its documents, and their chunks with
+text, span and metadata. Chroma (vectors) and the lexical index are derived from it: after an
+interrupted run (``dirty`` flag still set) they are reconciled against it, so a crash at any point
+never leaves duplicate, missing or orphaned chunks behind once the next run has finished.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+  path TEXT PRIMARY KEY, hash TEXT, size INTEGER, mtime_ns INTEGER, kind TEXT
+);
+CREATE TABLE IF NOT EXISTS pending (path TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS docs (
+  doc_id TEXT PRIMARY KEY, key TEXT UNIQUE NOT NULL, path TEXT NOT NULL, title TEXT,
+  source_id TEXT, n_chunks INTEGER NOT NULL, meta TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE TABLE IF NOT EXISTS chunks (
+  id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, n INTEGER NOT NULL, start INTEGER NOT NULL,
+  "end" INTEGER NOT NULL, page INTEGER, text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, n);
+"""
+
+
+@dataclass
+class Chunk:
+    id: str
+    doc_id: str
+    n: int
+    start: int
+    end: int
+    page: int | None
+    text: str
+
+
+@dataclass
+class DocRecord:
+    doc_id: str
+    key: str
+    path: str
+    title: str
+    source_id: str | None
+    n_chunks: int
+    meta: dict = field(default_factory=dict)
+
+    def chunk_ids(self) -> list[str]:
+        return [f"{self.doc_id}_{n}" for n in range(self.n_chunks)]
+
+
+@dataclass
+class FileRecord:
+    path: str
+    hash: str | None
+    size: int
+    mtime_ns: int
+    kind: str
+
+
+class Manifest:
+    def __init__(self, path: Path, readonly: bool = False):
+        self.path = path
+        if readonly:
+            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # meta -------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # files ------------------------------------------------------------------------------
+    def files(self) -> dict[str, FileRecord]:
+        rows = self.db.execute("SELECT path, hash, size, mtime_ns, kind FROM files")
+        return {r[0]: FileRecord(*r) for r in rows}
+
+    def pending(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT path FROM pending")]
+
+    def mark_pending(self, paths: Iterable[str]) -> None:
+        with self.db:
+            self.db.executemany("INSERT OR IGNORE INTO pending VALUES (?)", [(p,) for p in paths])
+
+    def invalidate(self, paths: Iterable[str]) -> None:
+        """Forget the hash of these files so that the next run re-indexes them."""
+        with self.db:
+            self.db.executemany("UPDATE files SET hash=NULL WHERE path=?", [(p,) for p in paths])
+
+    def touch(self, rec: FileRecord) -> None:
+        with self.db:
+            self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (rec.size, rec.mtime_ns, rec.path))
+
+    # docs and chunks ----------------------------------------------------------------------
+    def docs_of(self, paths: Iterable[str]) -> list[DocRecord]:
+        out = []
+        for p in paths:
+            out.extend(self._docs("WHERE path=?", (p,)))
+        return out
+
+    def doc(self, doc_id: str) -> DocRecord | None:
+        docs = self._docs("WHERE doc_id=?", (doc_id,))
+        return docs[0] if docs else None
+
+    def all_docs(self) -> list[DocRecord]:
+        return self._docs("", ())
+
+    def doc_ids_by_key(self) -> dict[str, str]:
+        return {k: d for k, d in self.db.execute("SELECT key, doc_id FROM docs")}
+
+    def _docs(self, where: str, args: tuple) -> list[DocRecord]:
+        rows = self.db.execute(
+            f"SELECT doc_id, key, path, title, source_id, n_chunks, meta FROM docs {where}", args
+        )
+        return [DocRecord(*r[:6], meta=json.loads(r[6])) for r in rows]
+
+    def replace_files(self, files: list[FileRecord], docs: list[DocRecord], chunks: list[Chunk]) -> None:
+        """In one transaction: drop the old documents of ``files``, store the new ones, clear pending."""
+        paths = [(f.path,) for f in files]
+        with self.db:
+            self.db.executemany(
+                "DELETE FROM chunks WHERE doc_id IN (SELECT doc_id FROM docs WHERE path=?)", paths
+            )
+            self.db.executemany("DELETE FROM docs WHERE path=?", paths)
+            self.db.executemany(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
+                [(f.path, f.hash, f.size, f.mtime_ns, f.kind) for f in files],
+            )
+            self.db.executemany(
+                "INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(d.doc_id, d.key, d.path, d.title, d.source_id, d.n_chunks, json.dumps(d.meta)) for d in docs],
+            )
+            self.db.executemany(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(c.id, c.doc_id, c.n, c.start, c.end, c.page, c.text) for c in chunks],
+            )
+            self.db.executemany("DELETE FROM pending WHERE path=?", paths)
+
+    def remove_files(self, paths: list[str]) -> None:
+        args = [(p,) for p in paths]
+        with self.db:
+            self.db.executemany(
+                "DELETE FROM chunks WHERE doc_id IN (SELECT doc_id FROM docs WHERE path=?)", args
+            )
+            self.db.executemany("DELETE FROM docs WHERE path=?", args)
+            self.db.executemany("DELETE FROM files WHERE path=?", args)
+            self.db.executemany("DELETE FROM pending WHERE path=?", args)
+
+    def chunk_ids(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT id FROM chunks")}
+
+    def chunks(self, ids: list[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked (unknown ids are left out)."""
+        found: dict[str, Chunk] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self.db.execute(
+                f'SELECT id, doc_id, n, start, "end", page, text FROM chunks WHERE id IN ({marks})', part
+            ):
+                found[r[0]] = Chunk(*r)
+        return [found[i] for i in ids if i in found]
+
+    def doc_chunks(self, doc_id: str) -> list[Chunk]:
+        rows = self.db.execute(
+            'SELECT id, doc_id, n, start, "end", page, text FROM chunks WHERE doc_id=? ORDER BY n', (doc_id,)
+        )
+        return [Chunk(*r) for r in rows]
+
+    def iter_chunks(self, batch: int = 2000) -> Iterator[Chunk]:
+        cur = self.db.execute('SELECT id, doc_id, n, start, "end", page, text FROM chunks')
+        while rows := cur.fetchmany(batch):
+            yield from (Chunk(*r) for r in rows)
+
+    def counts(self) -> dict[str, int]:
+        one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
+        return {
+            "files": one("SELECT COUNT(*) FROM files"),
+            "documents": one("SELECT COUNT(*) FROM docs"),
+            "chunks": one("SELECT COUNT(*) FROM chunks"),
+        }
