@@ -108,10 +108,42 @@ def _not_yet(name: str) -> None:
     raise typer.Exit(2)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def search(ctx: typer.Context) -> None:
-    """Search a collection with the agent (not available yet)."""
-    _not_yet("search")
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="The question.")],
+    collection: Collection = None,
+    home: Home = None,
+    chroma_url: ChromaUrl = None,
+    embed_url: EmbedUrl = None,
+    embed_model: EmbedModel = None,
+    policy: Annotated[Optional[str], typer.Option("--policy", help="auto | llm | builtin [default: auto].")] = None,
+    parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", min=1, max=32, help="Independent runs fused with RRF [default: 1].")] = None,
+    max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", min=1, help="Documents to return [default: 10].")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
+    soft_threshold: Annotated[Optional[float], typer.Option("--soft-threshold", min=0.05, max=1.0, help="Share of the budget past which pruning is urged [default: 0.5].")] = None,
+    hard_cutoff: Annotated[Optional[float], typer.Option("--hard-cutoff", min=0.1, max=1.0, help="Share of the budget past which only prune_chunks is accepted [default: 0.9].")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per run [default: 24].")] = None,
+    base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Model name on the server.")] = None,
+    api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
+    reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high (gpt-oss).")] = None,
+    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Sampling seed.")] = None,
+    json_out: Json = False,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="Stream the loop's events as JSON lines on stdout.")] = False,
+    save_trajectory: Annotated[Optional[Path], typer.Option("--save-trajectory", help="Write the full runs (pruned chunks included) to FILE.")] = None,
+    quiet: Quiet = False,
+) -> None:
+    """Search a collection with the agent; print the ranked supporting documents."""
+    from c1.commands.search import run_search_command
+
+    settings = _settings(
+        collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
+        policy=policy, parallel=parallel, max_docs=max_docs, budget=budget, soft_threshold=soft_threshold,
+        hard_cutoff=hard_cutoff, max_turns=max_turns, base_urls=tuple(base_url or ()), model=model,
+        api_key=api_key, reasoning_effort=reasoning_effort, temperature=temperature, seed=seed,
+    )
+    _run(run_search_command, settings, query, json_out=json_out, jsonl=jsonl, quiet=quiet, save_trajectory=save_trajectory)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

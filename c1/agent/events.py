@@ -1,0 +1,109 @@
+"""The loop's events. Everything that shows or stores a run (live view, --jsonl, trajectory
+files, the HTTP stream, training rollouts) consumes these and nothing else."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Event:
+    run: int = 0
+    """Which of the ``--parallel`` runs emitted it."""
+
+    @property
+    def kind(self) -> str:
+        return _KINDS[type(self)]
+
+    def to_json(self) -> dict:
+        return {"event": self.kind, **asdict(self)}
+
+
+@dataclass
+class ChunkRef:
+    id: str
+    doc_id: str
+    title: str
+    score: float | None = None
+    page: int | None = None
+    tokens: int = 0
+
+
+@dataclass
+class RunStarted(Event):
+    query: str = ""
+    policy: str = ""
+    model: str | None = None
+    budget: int = 0
+
+
+@dataclass
+class TurnStarted(Event):
+    turn: int = 0
+    used: int = 0
+    budget: int = 0
+
+
+@dataclass
+class ToolCalled(Event):
+    turn: int = 0
+    call_id: str = ""
+    name: str = ""
+    arguments: dict = field(default_factory=dict)
+
+
+@dataclass
+class ToolResult(Event):
+    turn: int = 0
+    call_id: str = ""
+    name: str = ""
+    chunks: list[ChunkRef] = field(default_factory=list)
+    error: str | None = None
+    note: str | None = None
+
+
+@dataclass
+class ChunksPruned(Event):
+    turn: int = 0
+    chunks: list[ChunkRef] = field(default_factory=list)
+    freed: int = 0
+
+
+@dataclass
+class BudgetWarning(Event):
+    turn: int = 0
+    used: int = 0
+    budget: int = 0
+    level: str = "soft"  # soft | hard
+
+
+@dataclass
+class AssistantText(Event):
+    turn: int = 0
+    text: str = ""
+    reasoning: str | None = None
+
+
+@dataclass
+class Finished(Event):
+    documents: list[dict] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+    stop_reason: str = "answer"  # answer | max_turns | error
+
+
+@dataclass
+class RunError(Event):
+    message: str = ""
+
+
+_KINDS = {
+    RunStarted: "run_started",
+    TurnStarted: "turn_started",
+    ToolCalled: "tool_called",
+    ToolResult: "tool_result",
+    ChunksPruned: "chunks_pruned",
+    BudgetWarning: "budget_warning",
+    AssistantText: "assistant_text",
+    Finished: "finished",
+    RunError: "error",
+}

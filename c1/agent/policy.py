@@ -1,0 +1,49 @@
+"""What a policy is: given the state of the run, return the next assistant message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from c1.agent.context import ToolCall
+
+if TYPE_CHECKING:
+    from c1.agent.context import Context
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    reasoning: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass
+class AgentState:
+    """What a policy may look at. A model sees ``context.openai_messages()`` and ``tools``; the
+    built-in policy reads the same visible chunks in structured form."""
+
+    question: str
+    turn: int
+    max_turns: int
+    context: "Context"
+    tools: list[dict]
+    tool_names: dict[str, str]
+    """Harness tool name → the name the model sees."""
+    corpus: object = None
+    """The corpus, for document lookups (the built-in policy reads chunk counts)."""
+
+
+class PolicyError(Exception):
+    """The policy cannot produce a reply (server down, wrong model): ends the run with an error."""
+
+
+class Policy(Protocol):
+    name: str
+    model: str | None
+
+    def system_prompt(self, budget: int) -> str: ...
+
+    def next(self, state: AgentState) -> Reply: ...

@@ -1,0 +1,159 @@
+"""One search: N independent agent runs (``--parallel``), fused with RRF, as one result.
+
+Runs execute in threads (the heavy parts — ONNX, tantivy, Chroma, HTTP to a model server —
+release the GIL). Their events are handed to ``on_event`` from the calling thread, in arrival
+order, so consumers need no locking.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from c1.agent import events as ev
+from c1.agent.context import Context
+from c1.agent.corpus import Corpus
+from c1.agent.fusion import rrf
+from c1.agent.loop import Agent
+from c1.agent.policy import Policy
+from c1.agent.tools import ToolConfig, Tools
+from c1.config import Settings
+
+
+@dataclass
+class SearchResult:
+    query: str
+    policy: str
+    model: str | None
+    budget: int
+    documents: list[dict]
+    stats: dict
+    runs: list[dict] = field(default_factory=list)
+    trajectories: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "query": self.query,
+            "policy": self.policy,
+            "model": self.model,
+            "budget": self.budget,
+            "documents": self.documents,
+            "stats": self.stats,
+        }
+
+
+def run_search(
+    corpus: Corpus,
+    settings: Settings,
+    question: str,
+    make_policy: Callable[[int], Policy],
+    on_event: Callable[[ev.Event], None] = lambda e: None,
+    tool_config: ToolConfig = ToolConfig(),
+) -> SearchResult:
+    started = time.perf_counter()
+    n = max(1, settings.parallel)
+    agents = []
+    for i in range(n):
+        context = Context(settings.budget, settings.soft_threshold, settings.hard_cutoff)
+        tools = Tools(corpus, context, question, tool_config)
+        agents.append(Agent(make_policy(i), tools, context, settings.max_turns, run_index=i))
+    finished: dict[int, ev.Finished] = {}
+    for event in _interleave([a.run(question) for a in agents]):
+        if isinstance(event, ev.Finished):
+            finished[event.run] = event
+        on_event(event)
+    rankings = [[d["id"] for d in finished[i].documents] for i in sorted(finished)]
+    justification = {}
+    for i in sorted(finished):
+        for d in finished[i].documents:
+            justification.setdefault(d["id"], d.get("justification", ""))
+    fused = rrf(rankings)[: settings.max_docs] if n > 1 else [
+        (doc_id, 1.0 / (60 + rank)) for rank, doc_id in enumerate(rankings[0] if rankings else [], start=1)
+    ][: settings.max_docs]
+    documents = [_document(corpus, agents, doc_id, score, justification.get(doc_id, "")) for doc_id, score in fused]
+    stats = _merge_stats([finished[i].stats for i in sorted(finished)], time.perf_counter() - started)
+    stats["stop_reasons"] = [finished[i].stop_reason for i in sorted(finished)]
+    policy = agents[0].policy
+    return SearchResult(
+        question, policy.name, policy.model, settings.budget, documents, stats,
+        trajectories=[_trajectory(a) for a in agents],
+    )
+
+
+def _interleave(generators: list) -> "iter":
+    """Drive each run's event generator in its own thread; yield events as they arrive."""
+    if len(generators) == 1:
+        yield from generators[0]
+        return
+    q: queue.Queue = queue.Queue()
+    done = object()
+
+    def pump(gen):
+        try:
+            for item in gen:
+                q.put(item)
+        except BaseException as exc:  # surfaced in the caller's thread
+            q.put(exc)
+        finally:
+            q.put(done)
+
+    threads = [threading.Thread(target=pump, args=(g,), daemon=True) for g in generators]
+    for t in threads:
+        t.start()
+    remaining = len(threads)
+    while remaining:
+        item = q.get()
+        if item is done:
+            remaining -= 1
+        elif isinstance(item, BaseException):
+            raise item
+        else:
+            yield item
+
+
+def _document(corpus: Corpus, agents: list[Agent], doc_id: str, score: float, justification: str) -> dict:
+    doc = corpus.doc(doc_id)
+    seen: dict[str, object] = {}
+    for a in agents:
+        for cid, shown in a.context.shown.items():
+            if shown.doc_id == doc_id and cid not in a.context.pruned:
+                seen.setdefault(cid, shown)
+    chunk_ids = sorted(seen, key=lambda c: int(c.rsplit("_", 1)[1])) or [f"{doc_id}_0"]
+    chunks = corpus.chunks(chunk_ids)
+    pages = [c.page for c in chunks if c.page is not None]
+    return {
+        "id": doc_id,
+        "source_id": doc.source_id if doc else None,
+        "title": doc.title if doc else "",
+        "path": doc.path if doc else "",
+        "page": min(pages) if pages else None,
+        "score": round(score, 6),
+        "justification": justification,
+        "chunks": [{"id": c.id, "text": c.text, "span": [c.start, c.end], "page": c.page} for c in chunks],
+    }
+
+
+def _merge_stats(stats: list[dict], seconds: float) -> dict:
+    keys = ("turns", "tool_calls", "pruned", "errors", "prompt_tokens", "completion_tokens", "seen_chunks")
+    out = {k: sum(s.get(k, 0) for s in stats) for k in keys}
+    out["runs"] = len(stats)
+    out["context_peak"] = max((s.get("context_peak", 0) for s in stats), default=0)
+    out["tokens"] = {"prompt": out.pop("prompt_tokens"), "completion": out.pop("completion_tokens"),
+                     "context_peak": out.pop("context_peak")}
+    out["seconds"] = round(seconds, 3)
+    return out
+
+
+def _trajectory(agent: Agent) -> dict:
+    """The full run, pruned chunks included (for --save-trajectory, training and eval)."""
+    return {
+        "run": agent.run_index,
+        "policy": agent.policy.name,
+        "messages": [m.to_openai() for m in agent.context.messages],
+        "pruned": sorted(agent.context.pruned),
+        "shown": [vars(s) for s in agent.context.shown.values()],
+        "stats": agent.stats,
+    }

@@ -1,0 +1,70 @@
+"""``c1 search``: open the corpus, pick the policy, run the agent(s), print the result."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from c1.config import Settings
+from c1.console import emit_json, err, stderr_is_tty
+from c1.errors import C1Error
+
+
+def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl: bool, quiet: bool,
+                       save_trajectory: Path | None, tool_names: dict | None = None) -> int:
+    from c1.agent.corpus import Corpus
+    from c1.agent.policies import choose_policy
+    from c1.agent.search import run_search
+    from c1.agent.tools import ToolConfig
+
+    if not query.strip():
+        raise C1Error("the question is empty")
+    if json_out and jsonl:
+        raise C1Error("--json and --jsonl are exclusive")
+    choice = choose_policy(settings)
+    if not quiet and not jsonl:
+        err().print(f"[dim]c1: {choice.note}[/]", soft_wrap=True)
+    corpus = Corpus(settings)
+    try:
+        consumers = []
+        if not quiet and stderr_is_tty():
+            from c1.view import LiveView
+
+            consumers.append(LiveView(err(), settings.parallel, settings.soft_threshold, settings.hard_cutoff))
+        if jsonl:
+            consumers.append(lambda e: emit_json(e.to_json()))
+        result = run_search(corpus, settings, query, choice.factory, lambda e: [c(e) for c in consumers],
+                            ToolConfig(names=tool_names or {}))
+    finally:
+        corpus.close()
+    result.stats["policy_note"] = choice.note
+    if save_trajectory:
+        _save(save_trajectory, result)
+    if jsonl:
+        emit_json({"event": "result", **result.to_json()})
+    elif json_out:
+        emit_json(result.to_json())
+    else:
+        _print_plain(result)
+    return 0 if result.documents else 1
+
+
+def _save(path: Path, result) -> None:
+    try:
+        path.write_text(json.dumps({**result.to_json(), "trajectories": result.trajectories}, ensure_ascii=False, indent=1))
+    except OSError as exc:
+        raise C1Error(f"cannot write trajectory to {path}: {exc.strerror}") from None
+
+
+def _print_plain(result) -> None:
+    if not result.documents:
+        err().print("nothing found")
+        return
+    out = sys.stdout
+    for rank, d in enumerate(result.documents, start=1):
+        where = d["path"] + (f":{d['page']}" if d.get("page") is not None else "")
+        out.write(f"{rank:>2}. {d['id']}  {d['title']}  ({where})  score {d['score']:.4f}\n")
+        if d.get("justification"):
+            out.write(f"    {d['justification']}\n")
+    out.flush()
