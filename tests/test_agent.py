@@ -1,0 +1,307 @@
+"""The harness against a real indexed corpus: tools, budget, pruning, loop, output, CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from c1.agent import events as ev
+from c1.agent.context import Context, ToolCall
+from c1.agent.corpus import Corpus
+from c1.agent.fusion import rrf
+from c1.agent.loop import Agent
+from c1.agent.output import Ranked, parse_final, render_final
+from c1.agent.policy import Reply
+from c1.agent.search import run_search
+from c1.agent.tools import ToolConfig, Tools
+from c1.config import Settings
+from c1.corpus.embedders import MiniLMEmbedder
+from c1.corpus.indexer import Indexer
+
+DATA = Path(os.environ.get("C1_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+HOTPOT = DATA / "hotpotqa" / "hotpotqa_dev_distractor_200.jsonl"
+RECORDS = 4  # 40 paragraphs
+
+
+@pytest.fixture(scope="module")
+def corpus_settings(tmp_path_factory):
+    if not HOTPOT.exists():
+        pytest.skip(f"shared data not found at {DATA} (set C1_SHARED_DATA)")
+    root = tmp_path_factory.mktemp("agent")
+    records = [json.loads(line) for line in HOTPOT.read_text().splitlines()[:RECORDS]]
+    seen = set()
+    with open(root / "paras.jsonl", "w") as f:
+        for r in records:
+            for title, sents in r["context"]:
+                if title not in seen:
+                    seen.add(title)
+                    f.write(json.dumps({"id": title, "title": title, "text": "".join(sents)}) + "\n")
+    settings = Settings(home=root / "home")
+    Indexer(settings, MiniLMEmbedder()).run([str(root / "paras.jsonl")])
+    return settings, records
+
+
+@pytest.fixture()
+def corpus(corpus_settings):
+    c = Corpus(corpus_settings[0])
+    yield c
+    c.close()
+
+
+def _tools(corpus, budget=32768, **cfg):
+    ctx = Context(budget)
+    return Tools(corpus, ctx, "question", ToolConfig(**cfg)), ctx
+
+
+# --- fusion --------------------------------------------------------------------------------
+def test_rrf_matches_hand_computation():
+    fused = dict(rrf([["a", "b", "c"], ["b", "d"]], k=60))
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert fused["d"] == pytest.approx(1 / 62)
+    assert [i for i, _ in rrf([["a", "b", "c"], ["b", "d"]])][:2] == ["b", "a"]
+
+
+# --- tools ---------------------------------------------------------------------------------
+def test_search_returns_whole_unseen_chunks_within_budget(corpus):
+    tools, ctx = _tools(corpus, search_tokens=400)
+    first = tools.execute("search_corpus", {"query": "drummer Hall of Fame"})
+    assert first.refs, "a relevant query returns chunks"
+    assert sum(r.tokens for r in first.refs) <= 400
+    texts = {c.id: c.text for c in corpus.chunks([r.id for r in first.refs])}
+    rendered = "".join(b.text for b in first.text)
+    for cid, text in texts.items():
+        assert text.strip() in rendered, "chunks are returned whole"
+        assert f'id="{cid}"' in rendered and 'title="' in rendered
+    second = tools.execute("search_corpus", {"query": "drummer Hall of Fame"})
+    assert not {r.id for r in first.refs} & {r.id for r in second.refs}, "shown chunks are excluded"
+
+
+def test_grep_limits_and_errors(corpus):
+    tools, _ = _tools(corpus)
+    obs = tools.execute("grep_corpus", {"pattern": r"\b(19|20)\d\d\b"})
+    assert 0 < len(obs.refs) <= 5
+    again = tools.execute("grep_corpus", {"pattern": r"\b(19|20)\d\d\b"})
+    assert not {r.id for r in obs.refs} & {r.id for r in again.refs}
+    bad = tools.execute("grep_corpus", {"pattern": "([unclosed"})
+    assert bad.error and "invalid regular expression" in bad.error
+    # Catastrophic backtracking must not hang the run.
+    tools.config = ToolConfig(grep_seconds=0.3)
+    import time
+
+    t0 = time.monotonic()
+    slow = tools.execute("grep_corpus", {"pattern": r"(a|aa)+(b|bb)+$" * 3})
+    assert time.monotonic() - t0 < 5
+    assert slow.error is None or "longer than" in slow.error
+
+
+def test_read_document_ranks_and_reports(corpus):
+    tools, _ = _tools(corpus)
+    doc_id = corpus.store.manifest.all_docs()[0].doc_id
+    obs = tools.execute("read_document", {"doc_id": doc_id})
+    assert obs.refs and all(r.doc_id == doc_id for r in obs.refs)
+    assert "chunk(s)" in obs.note
+    missing = tools.execute("read_document", {"doc_id": "zzzzzzzz"})
+    assert missing.error and "no document" in missing.error
+    via_chunk = tools.execute("read_document", {"doc_id": f"{doc_id}_0"})
+    assert via_chunk.error is None
+
+
+def test_bad_calls_become_error_observations(corpus):
+    tools, _ = _tools(corpus)
+    assert "unknown tool" in tools.execute("rm_rf", "{}").error
+    assert "not valid JSON" in tools.execute("search_corpus", '{"query": "x"').error
+    assert "needs the argument" in tools.execute("search_corpus", {"q": "x"}).error
+    assert "must be a JSON object" in tools.execute("search_corpus", '["x"]').error
+
+
+def test_renamed_tools(corpus):
+    ctx = Context()
+    tools = Tools(corpus, ctx, "q", ToolConfig(names={"search_corpus": "SearchTool"}))
+    assert "SearchTool" in [s["function"]["name"] for s in tools.schemas()]
+    assert tools.execute("SearchTool", {"query": "drummer"}).refs
+    assert tools.execute("search_corpus", {"query": "drummer"}).error
+
+
+def test_hard_cutoff_refuses_all_but_prune(corpus):
+    tools, ctx = _tools(corpus, budget=2048)
+    obs = tools.execute("search_corpus", {"query": "rock band drummer"})
+    assert obs.refs
+    from c1.agent.context import Message
+
+    ctx.add(Message("tool", obs.text, tool_call_id="x"))
+    ctx.add(Message("user", "x" * 4 * 2048))  # push past the hard limit
+    assert ctx.past_hard()
+    refused = tools.execute("search_corpus", {"query": "anything"})
+    assert refused.error and "hard limit" in refused.error and "prune_chunks" in refused.error
+    assert tools.execute("grep_corpus", {"pattern": "a"}).error
+    pruned = tools.execute("prune_chunks", {"chunk_ids": [obs.refs[0].id, "nope_1"]})
+    assert pruned.error is None and len(pruned.pruned) == 1 and "nope_1" in pruned.text
+
+
+# --- loop with a scripted policy -------------------------------------------------------------
+class Scripted:
+    """A policy that replays fixed replies: the loop's contract, with no model."""
+
+    name, model = "scripted", None
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.seen_messages = []
+
+    def system_prompt(self, budget):
+        return "scripted"
+
+    def next(self, state):
+        self.seen_messages.append(state.context.openai_messages())
+        reply = self.replies.pop(0)
+        return reply(state) if callable(reply) else reply
+
+
+def _call(name, args, cid):
+    return ToolCall(cid, name, args if isinstance(args, str) else json.dumps(args))
+
+
+def test_pruned_text_leaves_resent_messages_but_stays_in_trajectory(corpus):
+    first_ids = []
+
+    def prune(state):
+        first_ids.extend(s.chunk_id for s in state.context.shown.values())
+        return Reply(tool_calls=[_call("prune_chunks", {"chunk_ids": first_ids[:1]}, "c2")])
+
+    def answer(state):
+        return Reply(text=f'<Document id="{first_ids[1].split("_")[0]}"><Justification>why</Justification></Document>')
+
+    policy = Scripted([Reply(tool_calls=[_call("search_corpus", {"query": "drummer"}, "c1")]), prune, answer])
+    ctx = Context()
+    agent = Agent(policy, Tools(corpus, ctx, "drummer"), ctx, max_turns=5)
+    events = list(agent.run("drummer"))
+    pruned_text = corpus.chunks(first_ids[:1])[0].text.strip()
+    sent_after_prune = json.dumps(policy.seen_messages[-1])
+    assert pruned_text[:80] not in sent_after_prune
+    assert pruned_text[:80] in json.dumps(policy.seen_messages[1]), "it was visible before the prune"
+    full = json.dumps([m.to_openai() for m in ctx.messages])
+    assert pruned_text[:80] in full, "the trajectory keeps pruned chunks"
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "run_started" and kinds[-1] == "finished"
+    assert "chunks_pruned" in kinds
+    usage_lines = [m.text() for m in ctx.messages if m.role == "tool" and "[Token usage:" in m.text()]
+    assert len(usage_lines) == 2, "a usage line after every acting turn"
+    fin = events[-1]
+    assert fin.stop_reason == "answer" and fin.documents[0]["justification"] == "why"
+
+
+def test_malformed_calls_do_not_end_the_run(corpus):
+    policy = Scripted([
+        Reply(tool_calls=[_call("search_corpus", '{"query": ', "a"), _call("nope", "{}", "b")]),
+        Reply(tool_calls=[_call("search_corpus", {"query": "drummer"}, "c")]),
+        Reply(text="no ids here at all"),
+    ])
+    ctx = Context()
+    events = list(Agent(policy, Tools(corpus, ctx, "q"), ctx, max_turns=5).run("drummer"))
+    errors = [e for e in events if isinstance(e, ev.ToolResult) and e.error]
+    assert len(errors) == 2
+    fin = events[-1]
+    assert fin.stop_reason == "unparsed_answer" and fin.documents, "falls back to the visible chunks' documents"
+
+
+def test_max_turns_stops_the_run(corpus):
+    policy = Scripted([Reply(tool_calls=[_call("search_corpus", {"query": f"q{i}"}, f"c{i}")]) for i in range(3)])
+    ctx = Context()
+    events = list(Agent(policy, Tools(corpus, ctx, "q"), ctx, max_turns=3).run("q"))
+    assert events[-1].stop_reason == "max_turns" and events[-1].stats["turns"] == 3
+
+
+def test_budget_warning_events(corpus):
+    policy = Scripted([Reply(tool_calls=[_call("search_corpus", {"query": "band"}, "a")]), Reply(text="")])
+    ctx = Context(budget=1024, soft=0.1)
+    events = list(Agent(policy, Tools(corpus, ctx, "q", ToolConfig(search_tokens=600)), ctx).run("band"))
+    assert any(isinstance(e, ev.BudgetWarning) for e in events)
+    assert "prune chunks" in ctx.messages[-2].text() or "prune" in ctx.messages[-2].text()
+
+
+# --- output parsing ------------------------------------------------------------------------
+def test_parse_final_is_lenient():
+    known = {"abcd2345", "efgh6723", "ijkl2345"}
+    resolve = lambda raw: raw.lower() if raw.lower() in known else (raw.split("_")[0].lower() if raw.split("_")[0].lower() in known else None)  # noqa: E731
+    text = """Here you go:
+    <Document id="abcd2345"><Justification>It names the drummer.</Justification></Document>
+    <document id='EFGH6723_3'>
+      <justification>chunk id instead of doc id
+    </Document>
+    <Document id=ijkl2345>no justification tag</Document>
+    <Document id="zzzz9999"><Justification>unknown</Justification></Document>
+    <Document id="abcd2345"><Justification>duplicate</Justification></Document>"""
+    got = parse_final(text, resolve)
+    assert [r.doc_id for r in got] == ["abcd2345", "efgh6723", "ijkl2345"]
+    assert got[0].justification == "It names the drummer."
+    assert got[1].justification == "chunk id instead of doc id"
+    assert "no justification tag" in got[2].justification
+    plain = parse_final("1. ijkl2345 - best\n2) abcd2345_0: second", resolve)
+    assert [r.doc_id for r in plain] == ["ijkl2345", "abcd2345"] and plain[0].justification == "best"
+    assert parse_final("", resolve) == [] and parse_final("<Document id=", resolve) == []
+    items = [Ranked("abcd2345", "a < b & c")]
+    assert parse_final(render_final(items), resolve)[0].justification == "a < b & c"
+
+
+# --- whole searches --------------------------------------------------------------------------
+def test_parallel_runs_are_fused(corpus, corpus_settings):
+    from dataclasses import replace
+
+    from c1.agent.policies.builtin import BuiltinPolicy
+
+    settings, records = corpus_settings
+    s4 = replace(settings, parallel=4, max_docs=5)
+    seen_runs = set()
+    result = run_search(corpus, s4, records[0]["question"], lambda i: BuiltinPolicy(max_docs=5, variant=i),
+                        lambda e: seen_runs.add(e.run))
+    assert seen_runs == {0, 1, 2, 3}
+    assert result.stats["runs"] == 4 and len(result.trajectories) == 4
+    assert 0 < len(result.documents) <= 5
+    scores = [d["score"] for d in result.documents]
+    assert scores == sorted(scores, reverse=True)
+
+
+def _cli(*args, home):
+    env = {**os.environ, "C1_HOME": str(home), "C1_CONFIG": "/dev/null/none"}
+    env.pop("C1_CONFIG")
+    env["XDG_CONFIG_HOME"] = str(home / "xdg")
+    p = subprocess.run([sys.executable, "-m", "c1", *args], capture_output=True, text=True, env=env, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_cli_search_json_end_to_end(corpus_settings, tmp_path):
+    settings, records = corpus_settings
+    traj = tmp_path / "t.json"
+    rc, out, err = _cli("search", records[0]["question"], "--json", "-k", "3", "--save-trajectory", str(traj),
+                        home=settings.home)
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["policy"] == "builtin" and data["budget"] == 32768
+    assert 0 < len(data["documents"]) <= 3
+    doc = data["documents"][0]
+    assert set(doc) >= {"id", "source_id", "title", "path", "page", "score", "justification", "chunks"}
+    assert doc["source_id"] and doc["chunks"][0]["text"] and len(doc["chunks"][0]["span"]) == 2
+    assert set(data["stats"]) >= {"turns", "tool_calls", "pruned", "tokens", "seconds"}
+    assert "built-in policy" in err
+    saved = json.loads(traj.read_text())
+    assert saved["trajectories"][0]["messages"][0]["role"] == "system"
+    rc, out, _ = _cli("search", records[0]["question"], "--jsonl", "-p", "2", home=settings.home)
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert lines[0]["event"] == "run_started" and lines[-1]["event"] == "result"
+    assert {x["run"] for x in lines if "run" in x} == {0, 1}
+
+
+def test_cli_search_exit_codes(corpus_settings, tmp_path):
+    settings, _ = corpus_settings
+    rc, out, err = _cli("search", "anything", home=tmp_path / "empty")
+    assert rc == 2 and "c1 index" in err and "Traceback" not in err and out == ""
+    rc, _, err = _cli("search", "   ", home=settings.home)
+    assert rc == 2 and "empty" in err
+    rc, _, err = _cli("search", "q", "--policy", "llm", home=settings.home)
+    assert rc == 2 and "--base-url" in err
