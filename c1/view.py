@@ -13,6 +13,8 @@ from rich.text import Text
 from c1.agent import events as ev
 
 BAR = 24
+SHOW = 6
+ARGS = 100
 
 
 def budget_bar(used: int, budget: int, soft: float = 0.5, hard: float = 0.9) -> Text:
@@ -28,7 +30,6 @@ class LiveView:
         self.console = console
         self.parallel = parallel
         self.soft, self.hard = soft, hard
-        self.titles: dict[str, str] = {}
 
     def _tag(self, e: ev.Event) -> Text:
         return Text(f"[run {e.run}] ", style="cyan") if self.parallel > 1 else Text("")
@@ -43,21 +44,25 @@ class LiveView:
             out.print(tag + Text(f"turn {e.turn}  ", style="bold magenta") + budget_bar(e.used, e.budget, self.soft, self.hard))
         elif isinstance(e, ev.ToolCalled):
             args = ", ".join(f"{k}={v!r}" for k, v in e.arguments.items())
+            if len(args) > ARGS:
+                args = args[: ARGS - 1] + "…"
             out.print(tag + Text("  → ", style="dim") + Text(e.name, style="bold") + Text(f"({args})"))
         elif isinstance(e, ev.ToolResult):
             if e.error:
                 out.print(tag + Text(f"    ✗ {e.error}", style="red"))
-            for c in e.chunks:
-                self.titles[c.id] = c.title
+            for c in e.chunks[:SHOW]:
                 score = f" {c.score:.2f}" if c.score is not None else ""
                 page = f" p.{c.page}" if c.page is not None else ""
                 out.print(tag + Text(f"    {c.id}", style="green") + Text(f"{score}  {c.title}{page}", style="default"))
-            if e.note and not e.chunks and not e.error:
+            if len(e.chunks) > SHOW:
+                out.print(tag + Text(f"    … and {len(e.chunks) - SHOW} more chunks", style="dim"))
+            if e.note and not e.chunks and not e.error and e.name != "prune_chunks":
                 out.print(tag + Text(f"    {e.note}", style="dim"))
         elif isinstance(e, ev.ChunksPruned):
-            for c in e.chunks:
-                out.print(tag + Text(f"    ✂ {c.id}  {c.title}", style="strike dim"))
-            out.print(tag + Text(f"    freed {e.freed:,} tokens", style="dim"))
+            for c in e.chunks[:SHOW]:
+                out.print(tag + Text("    ✂ ", style="red") + Text(f"{c.id}  {c.title}", style="strike dim"))
+            more = f" (… and {len(e.chunks) - SHOW} more)" if len(e.chunks) > SHOW else ""
+            out.print(tag + Text(f"    pruned {len(e.chunks)} chunks{more}, freed {e.freed:,} tokens", style="dim"))
         elif isinstance(e, ev.BudgetWarning):
             style = "red" if e.level == "hard" else "yellow"
             out.print(tag + Text(f"  ! context past the {e.level} limit: {e.used:,}/{e.budget:,}", style=style))
