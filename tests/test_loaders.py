@@ -535,3 +535,17 @@ def test_load_raises_only_skip(tmp_path):
                 assert all(isinstance(d, Document) for d in docs)
     assert "cannot read" in skip_reason(tmp_path / "does-not-exist.txt", "text")
     assert "unsupported kind" in skip_reason(tmp_path / "empty", "docx")
+
+
+def test_exchange_x_from_name_becomes_the_display_name(tmp_path):
+    from c1.corpus.loaders import load
+    from c1.corpus.walk import Source
+
+    msg = tmp_path / "m.eml"
+    msg.write_text(
+        "Message-ID: <1@x>\nFrom: phillip.allen@enron.com\nX-From: Phillip K Allen\nTo: a@b.c\n"
+        "Subject: hi\nDate: Thu, 26 Apr 2001 17:01:00 -0700\n\nbody\n"
+    )
+    doc = load(Source(str(msg), "eml"))[0]
+    assert doc.meta["from"] == "Phillip K Allen <phillip.allen@enron.com>"
+    assert doc.text.startswith("From: Phillip K Allen <phillip.allen@enron.com>")

@@ -500,7 +500,7 @@ def mail_document(data: bytes, *, key: str, path: str) -> Document:
     if not {name.lower() for name in msg.keys()} & _MAIL_HEADERS:
         raise Skip("not an email message")
     meta: dict[str, str | int] = {
-        "from": _addresses(msg, "From"),
+        "from": _with_x_name(_addresses(msg, "From"), _header(msg, "X-From")),
         "to": _addresses(msg, "To"),
         "cc": _addresses(msg, "Cc"),
         "date": _date(msg),
@@ -513,6 +513,15 @@ def mail_document(data: bytes, *, key: str, path: str) -> Document:
     text = f"{header}\n\n{body}" if body else header
     title = str(meta["subject"]) or "(no subject)"
     return Document(key=key, path=path, title=title, text=text, meta=meta)
+
+
+def _with_x_name(address: str, x_name: str) -> str:
+    """Exchange exports (the Enron set) keep the sender's name only in ``X-From``: use it as the
+    display name of a bare ``From`` address so that a search by person name finds the message."""
+    name = re.sub(r"<[^>]*>", "", x_name).strip(" ,'\"")
+    if not name or "<" in address or "," in address or "@" in name:
+        return address
+    return f"{name} <{address}>" if address else name
 
 
 def _header(msg: Message, name: str) -> str:
