@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -48,6 +48,11 @@ def _run(fn, *args, **kwargs) -> None:
     except KeyboardInterrupt:
         error("interrupted")
         raise typer.Exit(130) from None
+    except Exception as exc:  # a bug: one line, not a traceback, unless asked for
+        if os.environ.get("C1_DEBUG"):
+            raise
+        error(f"internal error: {type(exc).__name__}: {exc} (set C1_DEBUG=1 for the traceback)")
+        raise typer.Exit(70) from None
     raise typer.Exit(code or 0)
 
 
@@ -146,10 +151,55 @@ def search(
     _run(run_search_command, settings, query, json_out=json_out, jsonl=jsonl, quiet=quiet, save_trajectory=save_trajectory)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def serve(ctx: typer.Context) -> None:
-    """Serve the model (vLLM, MXFP4) and the search API (not available yet)."""
-    _not_yet("serve")
+@app.command()
+def serve(
+    model: Annotated[str, typer.Option("--model", help="Hub id or local checkpoint folder (gpt-oss family).")] = "chromadb/context-1",
+    served_model_name: Annotated[Optional[str], typer.Option("--served-model-name", help="Name clients use [default: the model].")] = None,
+    host: Annotated[str, typer.Option("--host", help="vLLM bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="vLLM port (never Chroma's 8000).")] = 8001,
+    chroma_port: Annotated[int, typer.Option("--chroma-port", help="The Chroma server port to keep clear.")] = 8000,
+    quantize: Annotated[str, typer.Option("--quantize", help="mxfp4 (convert BF16 experts once, cached) | none.")] = "mxfp4",
+    gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization", min=0.1, max=1.0)] = 0.9,
+    tensor_parallel_size: Annotated[int, typer.Option("--tensor-parallel-size", min=1)] = 1,
+    lora: Annotated[Optional[list[str]], typer.Option("--lora", help="LoRA adapter NAME=PATH (repeatable).")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", help="Agent context budget; sets --max-model-len [default: 32768].")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the vLLM command; start nothing.")] = False,
+    api_only: Annotated[bool, typer.Option("--api-only", help="Serve only the search API (built-in policy or --base-url).")] = False,
+    no_api: Annotated[bool, typer.Option("--no-api", help="Serve only the model.")] = False,
+    api_host: Annotated[str, typer.Option("--api-host", help="Search API bind address (non-loopback needs --token).")] = "127.0.0.1",
+    api_port: Annotated[int, typer.Option("--api-port", help="Search API port.")] = 8080,
+    token: Annotated[Optional[str], typer.Option("--token", envvar="C1_API_TOKEN", help="Bearer token for the search API.")] = None,
+    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1, help="Searches at once.")] = 4,
+    search_timeout: Annotated[float, typer.Option("--search-timeout", help="Seconds per search.")] = 120.0,
+    ready_timeout: Annotated[float, typer.Option("--ready-timeout", help="Seconds to wait for vLLM.")] = 1800.0,
+    base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="With --api-only: a model server for the llm policy.")] = None,
+    collection: Collection = None,
+    home: Home = None,
+    chroma_url: ChromaUrl = None,
+    json_out: Json = False,
+) -> None:
+    """Serve Context-1 on vLLM (MXFP4) and the search API (POST /v1/search)."""
+    settings = _settings(collection=collection, home=home, chroma_url=chroma_url, budget=budget,
+                         base_urls=tuple(base_url or ()))
+    _run(_serve_with_options, settings, model=model, served_model_name=served_model_name, host=host, port=port,
+         chroma_port=chroma_port, quantize=quantize, gpu_memory_utilization=gpu_memory_utilization,
+         tensor_parallel_size=tensor_parallel_size, lora=lora, seed=seed, dry_run=dry_run, json_out=json_out,
+         api_only=api_only, api_host=api_host, api_port=api_port, token=token, max_concurrency=max_concurrency,
+         search_timeout=search_timeout, no_api=no_api, ready_timeout=ready_timeout)
+
+
+def _serve_with_options(settings, *, model, served_model_name, host, port, chroma_port, quantize,
+                        gpu_memory_utilization, tensor_parallel_size, lora, seed, **rest) -> int:
+    from c1.commands.serve import run_serve
+    from c1.serve.launcher import ServeOptions, parse_lora
+
+    loras = tuple(parse_lora(spec) for spec in (lora or ()))
+    opts = ServeOptions(model=model, served_model_name=served_model_name, host=host, port=port, chroma_port=chroma_port,
+                        context_budget=settings.budget, gpu_memory_utilization=gpu_memory_utilization,
+                        tensor_parallel_size=tensor_parallel_size, lora=loras, seed=seed,
+                        quantize=None if quantize == "none" else quantize)
+    return run_serve(settings, opts, **rest)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

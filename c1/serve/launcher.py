@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from c1.errors import C1Error
 from c1.serve.gpu import GpuInfo, GpuPlan, detect_gpus, plan_for
 
 DEFAULT_MODEL = "chromadb/context-1"
@@ -59,7 +60,7 @@ DOWNLOAD_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "*.txt", "*.model", "
 # --------------------------------------------------------------------------- errors
 
 
-class ServeError(RuntimeError):
+class ServeError(C1Error, RuntimeError):
     """A failure to show the user as it is: ``str(exc)`` is one line saying what to do."""
 
 
