@@ -208,10 +208,85 @@ def train(ctx: typer.Context) -> None:
     _not_yet("train")
 
 
-@app.command(name="eval", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def eval_(ctx: typer.Context) -> None:
-    """Measure retrieval on real benchmarks (not available yet)."""
-    _not_yet("eval")
+# eval ----------------------------------------------------------------------------------------
+eval_app = typer.Typer(
+    help="Measure retrieval on benchmarks against single-shot baselines: answer found, recall, precision, F1, cost.",
+    no_args_is_help=True, rich_markup_mode=None,
+)
+app.add_typer(eval_app, name="eval")
+
+
+def _eval_command(dataset: str, summary: str):
+    def command(
+        path: Annotated[str, typer.Argument(help="The dataset: a file, or a folder (beir, jsonl, frames, browsecomp-plus).")],
+        setting: Annotated[str, typer.Option("--setting", help="pooled: one corpus of every question's documents; per-question: each question searches only its own (hotpotqa, musique, 2wiki, financebench).")] = "pooled",
+        systems: Annotated[Optional[str], typer.Option("--systems", "-s", help="Comma-separated: builtin, llm, auto, POLICY@N (N parallel runs fused), bm25, dense, hybrid [default: the --policy].")] = None,
+        limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=1, help="Only the first N questions (after --seed shuffling).")] = None,
+        seed: Annotated[Optional[int], typer.Option("--seed", help="Shuffle the questions with this seed (also the model's sampling seed).")] = None,
+        concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=64, help="Questions run at the same time.")] = 1,
+        out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Run directory; an interrupted run resumes there [default: HOME/eval/runs/DATASET-SETTING-HASH].")] = None,
+        force: Annotated[bool, typer.Option("--force", help="Reuse --out even though its config differs (its old results are moved aside).")] = False,
+        split: Annotated[Optional[str], typer.Option("--split", help="beir: the qrels split [default: test].")] = None,
+        docs: Annotated[Optional[str], typer.Option("--docs", help="financebench: the folder of PDFs [default: pdfs/ beside PATH].")] = None,
+        no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not draw plot.png.")] = False,
+        policy: Annotated[Optional[str], typer.Option("--policy", help="Policy when --systems is not given: auto | llm | builtin [default: auto].")] = None,
+        parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", min=1, max=32, help="Parallel runs for policies given without @N [default: 1].")] = None,
+        max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", min=1, help="Documents returned per question, by every system [default: 10].")] = None,
+        budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
+        max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per run [default: 24].")] = None,
+        base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")] = None,
+        model: Annotated[Optional[str], typer.Option("--model", help="Model name on the server.")] = None,
+        api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
+        reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high (gpt-oss).")] = None,
+        temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")] = None,
+        home: Home = None,
+        chroma_url: ChromaUrl = None,
+        embed_url: EmbedUrl = None,
+        embed_model: EmbedModel = None,
+        json_out: Json = False,
+        quiet: Quiet = False,
+    ) -> None:
+        from c1.commands.eval import run_eval_command
+
+        settings = _settings(
+            home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model, policy=policy,
+            parallel=parallel, max_docs=max_docs, budget=budget, max_turns=max_turns, base_urls=tuple(base_url or ()),
+            model=model, api_key=api_key, reasoning_effort=reasoning_effort, temperature=temperature, seed=seed,
+        )
+        _run(run_eval_command, settings, dataset, path, setting=setting, systems=systems, limit=limit, seed=seed,
+             concurrency=concurrency, out=out, force=force, split=split, docs=docs, plot=not no_plot,
+             json_out=json_out, quiet=quiet)
+
+    command.__doc__ = summary
+    return command
+
+
+# One command per dataset; the same names and summaries as c1.eval.datasets.DATASETS (tests/test_eval.py
+# checks that they agree), written out here so that `c1 --help` imports nothing from c1.eval.
+EVAL_DATASETS = {
+    "hotpotqa": "HotpotQA distractor JSON/JSONL (per-question or pooled paragraphs).",
+    "musique": "MuSiQue JSONL (paragraphs with is_supporting; per-question or pooled).",
+    "2wiki": "2WikiMultiHopQA JSON/JSONL (HotpotQA layout; per-question or pooled).",
+    "beir": "A BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.",
+    "financebench": "FinanceBench JSONL plus a folder of its PDFs (gold = document and page).",
+    "jsonl": "Generic: corpus.jsonl {id,title,text} + queries.jsonl {id,question,answer?,gold_ids}.",
+    "frames": "FRAMES, with your corpus in the generic jsonl layout.",
+    "browsecomp-plus": "BrowseComp-Plus, with its corpus in the generic jsonl layout.",
+}
+for _name, _summary in EVAL_DATASETS.items():
+    eval_app.command(_name, help=_summary)(_eval_command(_name, _summary))
+
+
+@eval_app.command("compare")
+def eval_compare(
+    a: Annotated[Path, typer.Argument(help="Run A: its summary.json or its run directory.")],
+    b: Annotated[Path, typer.Argument(help="Run B: its summary.json or its run directory.")],
+    json_out: Json = False,
+) -> None:
+    """Two eval runs side by side, per system and metric, with the differences (B − A)."""
+    from c1.commands.eval import run_compare_command
+
+    _run(run_compare_command, a, b, json_out=json_out)
 
 
 def main() -> None:

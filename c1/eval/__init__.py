@@ -1,0 +1,1 @@
+"""Evaluation: datasets, metrics, runner, report."""

@@ -1,0 +1,58 @@
+"""Single-shot baselines on the same corpus and k as the agent: ``bm25``, ``dense``, ``hybrid``.
+
+Each asks its retriever for chunks once, groups them into documents in rank order, and returns
+the top ``k`` documents shaped like :attr:`c1.agent.search.SearchResult.documents` (a document's
+``chunks`` are the ones the retriever returned for it).
+"""
+
+from __future__ import annotations
+
+BASELINES = ("bm25", "dense", "hybrid")
+
+
+def retrieve(corpus, kind: str, query: str, k: int) -> list[dict]:
+    """The top ``k`` documents for ``query`` from one retriever (more chunks are asked for until
+    ``k`` distinct documents are found or the corpus is exhausted)."""
+    if kind not in BASELINES:
+        raise ValueError(f"unknown baseline {kind!r}")
+    vector = corpus.embed_query(query) if kind in ("dense", "hybrid") else None
+    n = min(corpus.size, max(4 * k, 20))
+    while True:
+        ranked = _chunks(corpus, kind, query, n, vector)
+        docs = _group(corpus, ranked, k)
+        if len(docs) >= k or n >= corpus.size or len(ranked) < n:
+            return docs
+        n = min(corpus.size, n * 4)
+
+
+def _chunks(corpus, kind: str, query: str, n: int, vector) -> list[tuple[str, float]]:
+    if kind == "bm25":
+        return corpus.bm25(query, n)
+    if kind == "dense":
+        return corpus.dense(vector, n)
+    return [(h.chunk.id, h.score) for h in corpus.hybrid(query, n, vector=vector)]
+
+
+def _group(corpus, ranked: list[tuple[str, float]], k: int) -> list[dict]:
+    order: dict[str, list[tuple[str, float]]] = {}
+    for cid, score in ranked:
+        doc_id = cid.rsplit("_", 1)[0]
+        if doc_id not in order and len(order) >= k:
+            continue
+        order.setdefault(doc_id, []).append((cid, score))
+    chunks = {c.id: c for c in corpus.chunks([cid for hits in order.values() for cid, _ in hits])}
+    out = []
+    for doc_id, hits in order.items():
+        doc = corpus.doc(doc_id)
+        got = [chunks[cid] for cid, _ in hits if cid in chunks]
+        pages = [c.page for c in got if c.page is not None]
+        out.append({
+            "id": doc_id,
+            "source_id": doc.source_id if doc else None,
+            "title": doc.title if doc else "",
+            "path": doc.path if doc else "",
+            "page": min(pages) if pages else None,
+            "score": round(float(hits[0][1]), 6),
+            "chunks": [{"id": c.id, "text": c.text, "span": [c.start, c.end], "page": c.page} for c in got],
+        })
+    return out
