@@ -105,12 +105,6 @@ def status(
     _run(run_status, _settings(collection=collection, home=home, chroma_url=chroma_url), only=collection, json_out=json_out)
 
 
-# not yet landed ------------------------------------------------------------------------------
-def _not_yet(name: str) -> None:
-    from c1.console import error
-
-    error(f"`c1 {name}` is not available yet")
-    raise typer.Exit(2)
 
 
 @app.command()
@@ -202,10 +196,191 @@ def _serve_with_options(settings, *, model, served_model_name, host, port, chrom
     return run_serve(settings, opts, **rest)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def train(ctx: typer.Context) -> None:
-    """Synthetic tasks, SFT and CISPO RL with LoRA (not available yet)."""
-    _not_yet("train")
+# train ---------------------------------------------------------------------------------------
+train_app = typer.Typer(
+    help="Train a search agent for your corpus: synthetic tasks, teacher trajectories, SFT, CISPO RL (LoRA).",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
+)
+app.add_typer(train_app, name="train")
+
+TeacherUrl = Annotated[Optional[str], typer.Option("--teacher-url", help="OpenAI-compatible server of the teacher model [default: the first --base-url].")]
+ModelDir = Annotated[Path, typer.Option("--model", help="Local folder of the model to train (Hugging Face layout; gpt-oss MXFP4 is dequantised to BF16).")]
+Adapter = Annotated[Optional[Path], typer.Option("--adapter", help="Start from this LoRA adapter (e.g. the SFT output) instead of a fresh one.")]
+Renderer = Annotated[str, typer.Option("--renderer", help="auto | harmony | chat_template: how prompts become tokens (auto: harmony for gpt-oss).")]
+StartDate = Annotated[Optional[str], typer.Option("--start-date", help="Harmony conversation date (YYYY-MM-DD); set VLLM_SYSTEM_START_DATE to the same [default: today].")]
+LoraRank = Annotated[int, typer.Option("--lora-rank", min=1, help="LoRA rank.")]
+LoraAlpha = Annotated[int, typer.Option("--lora-alpha", min=1, help="LoRA alpha.")]
+LoraDropout = Annotated[float, typer.Option("--lora-dropout", min=0.0, max=0.9, help="LoRA dropout.")]
+LoraTargets = Annotated[Optional[str], typer.Option("--lora-targets", help="Comma-separated module names [default: q_proj,k_proj,v_proj,o_proj].")]
+Seed = Annotated[int, typer.Option("--seed", help="Random seed.")]
+AttnImpl = Annotated[Optional[str], typer.Option("--attn-implementation", help="transformers attention kernel [default: gpt-oss: FA3 with sinks via `kernels` if installed, else flex_attention; others: the model's default].")]
+
+
+@train_app.command("synth")
+def train_synth(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Task file to write (JSONL; appended to: the run resumes).")],
+    collection: Collection = None,
+    home: Home = None,
+    chroma_url: ChromaUrl = None,
+    embed_url: EmbedUrl = None,
+    embed_model: EmbedModel = None,
+    teacher_url: TeacherUrl = None,
+    teacher_model: Annotated[Optional[str], typer.Option("--teacher-model", help="Model name on the teacher server [default: the first it lists].")] = None,
+    api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the teacher server.")] = None,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, help="Seed chunks to try (counting those already done).")] = 20,
+    levels: Annotated[int, typer.Option("--levels", min=1, max=8, help="Levels per chain: 1 = base tasks only; n = up to n-1 bridges.")] = 2,
+    items: Annotated[int, typer.Option("--items", min=1, max=8, help="Supporting chunks asked for at level 0.")] = 3,
+    min_items: Annotated[int, typer.Option("--min-items", min=1, help="Fewest verified supporting chunks a level-0 task keeps.")] = 2,
+    distractors: Annotated[int, typer.Option("--distractors", min=0, help="Distractor chunks per task.")] = 5,
+    neighbours: Annotated[int, typer.Option("--neighbours", min=1, help="Chunks shown to the teacher beside the seed.")] = 6,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=64, help="Seeds in flight (teacher requests at once).")] = 2,
+    rpm: Annotated[Optional[float], typer.Option("--rpm", min=0.1, help="Teacher requests per minute [default: unlimited].")] = None,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Teacher sampling temperature.")] = 0.7,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=64, help="Teacher completion limit per request.")] = 1024,
+    json_mode: Annotated[str, typer.Option("--json-mode", help="auto | json_schema | json_object | text: how the answer schema is sent (text: none, JSON read from the reply; fastest on llama.cpp).")] = "auto",
+    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds to wait for one teacher reply.")] = 600.0,
+    seed: Seed = 0,
+    json_out: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """Generate verified multi-hop retrieval tasks from an indexed collection with a teacher model."""
+    from c1.commands.train import run_synth
+
+    settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model)
+    _run(run_synth, settings, out=out, teacher_url=teacher_url, teacher_model=teacher_model, api_key=api_key, seeds=seeds,
+         levels=levels, items=items, min_items=min_items, distractors=distractors, neighbours=neighbours,
+         concurrency=concurrency, rpm=rpm, temperature=temperature, max_tokens=max_tokens, seed=seed,
+         json_out=json_out, quiet=quiet, json_mode=json_mode, timeout=timeout)
+
+
+@train_app.command("collect")
+def train_collect(
+    tasks: Annotated[Path, typer.Option("--tasks", "-t", help="Task file from `c1 train synth`.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Trajectory file to write (JSONL; the run resumes).")],
+    collection: Collection = None,
+    home: Home = None,
+    chroma_url: ChromaUrl = None,
+    embed_url: EmbedUrl = None,
+    embed_model: EmbedModel = None,
+    policy: Annotated[Optional[str], typer.Option("--policy", help="auto | llm | builtin [default: auto].")] = None,
+    base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible server of the teacher (repeatable: replicas).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Teacher model name on the server.")] = None,
+    api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
+    reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high (gpt-oss).")] = None,
+    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per run [default: 24].")] = None,
+    runs: Annotated[int, typer.Option("--runs", min=1, max=64, help="Runs per task.")] = 4,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Tasks in flight.")] = 1,
+    low_rate: Annotated[float, typer.Option("--low-rate", min=0.0, max=1.0, help="Keep rate of lower-recall runs at the thresholds (falls with recall).")] = 0.5,
+    negatives: Annotated[float, typer.Option("--negatives", min=0.0, max=1.0, help="Largest share of zero-recall runs among those kept.")] = 0.05,
+    max_level: Annotated[Optional[int], typer.Option("--max-level", min=0, help="Only tasks up to this level.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N tasks.")] = None,
+    seed: Seed = 0,
+    json_out: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """Run a teacher through the c1 loop on tasks; score every run and keep the trajectories worth imitating."""
+    from c1.commands.train import run_collect
+
+    settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
+                         policy=policy, base_urls=tuple(base_url or ()), model=model, api_key=api_key,
+                         reasoning_effort=reasoning_effort, temperature=temperature, budget=budget, max_turns=max_turns)
+    _run(run_collect, settings, tasks=tasks, out=out, runs=runs, workers=workers, low_rate=low_rate, negatives=negatives,
+         beta=2.0, seed=seed, max_level=max_level, limit=limit, json_out=json_out, quiet=quiet)
+
+
+@train_app.command("sft")
+def train_sft(
+    trajectories: Annotated[Path, typer.Option("--trajectories", help="Trajectory file from `c1 train collect`.")],
+    model: ModelDir,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (adapter/, sft_report.json).")],
+    adapter: Adapter = None,
+    renderer: Renderer = "auto",
+    reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high: the harmony system message, as served.")] = None,
+    start_date: StartDate = None,
+    lr: Annotated[float, typer.Option("--lr", min=0.0, help="Learning rate.")] = 1e-4,
+    epochs: Annotated[float, typer.Option("--epochs", min=0.0, help="Passes over the samples.")] = 1.0,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Stop after this many optimizer steps.")] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Samples per device batch.")] = 1,
+    grad_accum: Annotated[int, typer.Option("--grad-accum", min=1, help="Gradient accumulation steps.")] = 8,
+    max_length: Annotated[int, typer.Option("--max-length", min=256, help="Longest sample in tokens (longer ones are dropped).")] = 40960,
+    lora_rank: LoraRank = 16,
+    lora_alpha: LoraAlpha = 32,
+    lora_dropout: LoraDropout = 0.0,
+    lora_targets: LoraTargets = None,
+    gradient_checkpointing: Annotated[bool, typer.Option("--gradient-checkpointing", help="Trade compute for memory.")] = False,
+    attn_implementation: AttnImpl = None,
+    seed: Seed = 0,
+    json_out: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """Supervised LoRA fine-tuning on kept trajectories (TRL; loss on assistant turns only)."""
+    from c1.commands.train import run_sft
+
+    _run(run_sft, trajectories=trajectories, model=model, out=out, adapter=adapter, renderer=renderer,
+         reasoning_effort=reasoning_effort, start_date=start_date, lr=lr, epochs=epochs, max_steps=max_steps,
+         batch_size=batch_size, grad_accum=grad_accum, max_length=max_length, lora_rank=lora_rank, lora_alpha=lora_alpha,
+         lora_dropout=lora_dropout, lora_targets=lora_targets, gradient_checkpointing=gradient_checkpointing, seed=seed,
+         json_out=json_out, quiet=quiet, attn_implementation=attn_implementation)
+
+
+@train_app.command("rl")
+def train_rl(
+    tasks: Annotated[Path, typer.Option("--tasks", "-t", help="Task file from `c1 train synth`.")],
+    model: ModelDir,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Run folder (checkpoints/, metrics.jsonl, adapter/).")],
+    collection: Collection = None,
+    home: Home = None,
+    chroma_url: ChromaUrl = None,
+    embed_url: EmbedUrl = None,
+    embed_model: EmbedModel = None,
+    adapter: Adapter = None,
+    renderer: Renderer = "auto",
+    reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high: the harmony system message.")] = None,
+    start_date: StartDate = None,
+    vllm_url: Annotated[Optional[str], typer.Option("--vllm-url", help="vLLM server for rollouts (--enable-lora, runtime LoRA updating); default: generate in process.")] = None,
+    vllm_model: Annotated[Optional[str], typer.Option("--vllm-model", help="Base model name on the vLLM server [default: --model].")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per rollout [default: 24].")] = None,
+    epochs: Annotated[int, typer.Option("--epochs", min=1, help="Passes over the tasks (β anneals 4 → 2 across them).")] = 3,
+    group_size: Annotated[int, typer.Option("--group-size", min=2, help="Rollouts per task (advantages are relative to the group).")] = 8,
+    queries_per_step: Annotated[int, typer.Option("--queries-per-step", min=1, help="Tasks per step.")] = 16,
+    substeps: Annotated[int, typer.Option("--substeps", min=1, help="Optimizer steps per batch of rollouts.")] = 2,
+    lr: Annotated[float, typer.Option("--lr", min=0.0, help="Learning rate.")] = 1e-5,
+    eps_max: Annotated[float, typer.Option("--eps-max", min=1.0, help="CISPO upper bound on the importance weight (no lower bound).")] = 5.0,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Rollout sampling temperature.")] = 1.0,
+    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=16, help="Token limit per assistant turn.")] = 2048,
+    max_context: Annotated[Optional[int], typer.Option("--max-context", min=1024, help="Model window: a longer prompt ends the rollout.")] = None,
+    lora_rank: LoraRank = 16,
+    lora_alpha: LoraAlpha = 32,
+    lora_dropout: LoraDropout = 0.0,
+    lora_targets: LoraTargets = None,
+    save_every: Annotated[int, typer.Option("--save-every", min=1, help="Checkpoint every N steps.")] = 10,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Stop after N steps.")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the newest checkpoint in --out.")] = False,
+    start_level: Annotated[int, typer.Option("--start-level", min=0, help="Highest task level of the first epoch (one more each epoch).")] = 0,
+    curriculum: Annotated[bool, typer.Option("--curriculum/--no-curriculum", help="Few-hop tasks first.")] = True,
+    rollout_workers: Annotated[int, typer.Option("--rollout-workers", min=1, max=256, help="Tasks rolled out at once (with --vllm-url).")] = 16,
+    gradient_checkpointing: Annotated[bool, typer.Option("--gradient-checkpointing", help="Trade compute for memory.")] = False,
+    attn_implementation: AttnImpl = None,
+    seed: Seed = 0,
+    json_out: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """CISPO reinforcement learning with LoRA; rollouts run the real c1 loop on the collection."""
+    from c1.commands.train import run_rl
+
+    settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
+                         budget=budget, max_turns=max_turns)
+    _run(run_rl, settings, tasks=tasks, model=model, out=out, adapter=adapter, renderer=renderer,
+         reasoning_effort=reasoning_effort, start_date=start_date, vllm_url=vllm_url, vllm_model=vllm_model, epochs=epochs,
+         group_size=group_size, queries_per_step=queries_per_step, substeps=substeps, lr=lr, eps_max=eps_max,
+         temperature=temperature, max_new_tokens=max_new_tokens, max_context=max_context, lora_rank=lora_rank,
+         lora_alpha=lora_alpha, lora_dropout=lora_dropout, lora_targets=lora_targets, save_every=save_every,
+         max_steps=max_steps, resume=resume, start_level=start_level, curriculum=curriculum,
+         rollout_workers=rollout_workers, gradient_checkpointing=gradient_checkpointing, seed=seed,
+         json_out=json_out, quiet=quiet, attn_implementation=attn_implementation)
 
 
 # eval ----------------------------------------------------------------------------------------

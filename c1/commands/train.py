@@ -1,0 +1,292 @@
+"""``c1 train synth|collect|sft|rl``: the command bodies (the Typer wiring lives in c1/cli.py).
+
+Nothing heavy is imported at module level: torch, transformers, trl and peft load inside
+``run_sft`` / ``run_rl`` only, after a check that says how to install them.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+
+from c1.config import Settings
+from c1.console import emit_json, err, stderr_is_tty
+from c1.errors import C1Error
+
+TRAIN_EXTRA_HINT = ("install the training dependencies first: `pip install torch==2.13.0` (the CPU wheel; on a GPU "
+                    "machine the CUDA build you want), then `pip install 'c1[train]'`")
+
+
+def _need_train_deps(*extra: str) -> None:
+    import importlib.util
+
+    missing = [m for m in ("torch", "transformers", "peft", "trl", "datasets", "safetensors", *extra)
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        raise C1Error(f"missing {', '.join(missing)}: {TRAIN_EXTRA_HINT}")
+
+
+def _out_file(path: Path, what: str) -> Path:
+    path = Path(path)
+    if path.exists() and path.is_dir():
+        raise C1Error(f"{what} {path} is a folder: give a file path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise C1Error(f"cannot create {path.parent}: {exc.strerror}") from None
+    return path
+
+
+def _read_tasks(path: Path, max_level: int | None = None) -> list[dict]:
+    from c1.train.tasks import read_tasks
+
+    if not Path(path).is_file():
+        raise C1Error(f"task file {path} does not exist (write one with `c1 train synth`)")
+    try:
+        tasks = read_tasks(path)
+    except ValueError as exc:
+        raise C1Error(f"task file: {exc}") from None
+    if max_level is not None:
+        tasks = [t for t in tasks if t["level"] <= max_level]
+    if not tasks:
+        raise C1Error(f"task file {path} holds no task")
+    return tasks
+
+
+@contextmanager
+def _bar(show: bool, label: str, total: int | None, fields: dict):
+    """A rich progress bar on stderr with extra text fields; yields update(**kw)."""
+    if not show:
+        yield lambda **kw: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    cols = [TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn()]
+    cols += [TextColumn(f"{{task.fields[{k}]}}") for k in fields]
+    cols += [TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
+    with Progress(*cols, console=err(), transient=True) as bar:
+        task = bar.add_task(label, total=total, **fields)
+        yield lambda **kw: bar.update(task, **kw)
+
+
+# --- synth ---------------------------------------------------------------------------------------
+def run_synth(settings: Settings, *, out: Path, teacher_url: str | None, teacher_model: str | None,
+              api_key: str | None, seeds: int, levels: int, items: int, min_items: int, distractors: int,
+              neighbours: int, concurrency: int, rpm: float | None, temperature: float, max_tokens: int,
+              seed: int, json_out: bool, quiet: bool, json_mode: str = "auto", timeout: float = 600.0) -> int:
+    from c1.agent.corpus import Corpus
+    from c1.train.synth import Synth, SynthConfig
+    from c1.train.teacher import Teacher
+
+    url = teacher_url or (settings.base_urls[0] if settings.base_urls else None)
+    if not url:
+        raise C1Error("c1 train synth needs a teacher: --teacher-url http://host:port/v1 (any OpenAI-compatible server)")
+    if json_mode not in ("auto", "json_schema", "json_object", "text"):
+        raise C1Error(f"--json-mode must be auto, json_schema, json_object or text, not {json_mode!r}")
+    if levels < 1 or items < 1 or min_items < 1 or seeds < 1:
+        raise C1Error("--seeds, --levels, --items and --min-items must be at least 1")
+    out = _out_file(out, "--out")
+    cfg = SynthConfig(seeds=seeds, levels=levels, items=items, min_items=min(min_items, items), neighbours=neighbours,
+                      distractors=distractors, seed=seed, concurrency=concurrency)
+    teacher = Teacher(url, teacher_model, api_key, temperature=temperature, max_tokens=max_tokens, rpm=rpm,
+                      concurrency=concurrency, schema_mode=json_mode, timeout=timeout)
+    corpus = Corpus(settings)
+    show = not quiet and stderr_is_tty()
+    try:
+        with _bar(show, "synth", None, {"tasks": "0 tasks", "tok": "0 tokens"}) as update:
+            def progress(p):
+                u = p["usage"]
+                update(total=p["seeds_total"], completed=p["seeds_run"], tasks=f"{p['tasks']} tasks",
+                       tok=f"{u['prompt_tokens'] + u['completion_tokens']} tokens")
+
+            report = Synth(corpus, teacher, out, cfg, settings.collection, progress).run()
+    finally:
+        corpus.close()
+        teacher.close()
+    data = report.to_json()
+    if json_out:
+        emit_json(data)
+    if not quiet:
+        u = data["usage"]
+        err().print(
+            f"synth: {report.seeds_run} seed(s) run ({report.seeds_done_before} done before), {report.seeds_kept} kept, "
+            f"{report.tasks_written} task(s) written to {out} "
+            f"(by level: {', '.join(f'{k}: {v}' for k, v in data['by_level'].items()) or 'none'}); "
+            f"teacher {report.teacher_model}: {u['requests']} requests, {u['failures']} failed, "
+            f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens; {report.seconds:.1f}s",
+            soft_wrap=True, markup=False)
+        for reason, n in list(data["rejections"].items())[:5]:
+            err().print(f"  rejected {n}×: {reason}", soft_wrap=True, markup=False)
+    return 0
+
+
+# --- collect -------------------------------------------------------------------------------------
+def run_collect(settings: Settings, *, tasks: Path, out: Path, runs: int, workers: int, low_rate: float,
+                negatives: float, beta: float, seed: int, max_level: int | None, limit: int | None,
+                json_out: bool, quiet: bool, tool_names: dict | None = None) -> int:
+    from c1.agent.corpus import Corpus
+    from c1.agent.policies import choose_policy
+    from c1.agent.tools import ToolConfig
+    from c1.train.collect import SelectConfig, collect
+
+    items = _read_tasks(tasks, max_level)[: limit or None]
+    out = _out_file(out, "--out")
+    choice = choose_policy(settings)
+    if not quiet:
+        err().print(f"[dim]c1: {choice.note}[/]", soft_wrap=True)
+    cfg = SelectConfig(low_rate=low_rate, negatives=negatives, beta=beta)
+    corpus = Corpus(settings)
+    show = not quiet and stderr_is_tty()
+    try:
+        with _bar(show, "collect", len(items) * runs, {"kept": "0 kept"}) as update:
+            report = collect(corpus, settings, items, choice.factory, out, runs=runs, cfg=cfg, seed=seed,
+                             workers=workers, tool_config=ToolConfig(names=tool_names or {}),
+                             on_progress=lambda p: update(completed=p["runs"], kept=f"{p['kept']} kept"))
+    finally:
+        corpus.close()
+    data = report.to_json()
+    data["policy"] = choice.name
+    if json_out:
+        emit_json(data)
+    if not quiet:
+        err().print(f"collect: {report.runs} run(s) on {len(items) - report.tasks_done_before} task(s), kept "
+                    f"{sum(report.kept.values())} {report.kept} to {out}; dropped {report.dropped}; means {report.means}",
+                    soft_wrap=True, markup=False)
+    return 0
+
+
+# --- sft -----------------------------------------------------------------------------------------
+def _lora(rank: int, alpha: int, dropout: float, targets: str | None):
+    from c1.train.model import DEFAULT_TARGETS, LoraSpec
+
+    names = tuple(t.strip() for t in (targets or "").split(",") if t.strip()) or DEFAULT_TARGETS
+    return LoraSpec(rank=rank, alpha=alpha, dropout=dropout, targets=names)
+
+
+def _load(model_path: Path, adapter: Path | None, renderer: str, reasoning_effort: str | None, start_date: str | None,
+          device: str | None = None, gradient_checkpointing: bool = False, attn_implementation: str | None = None):
+    from c1.train.model import load_adapter, load_model, load_tokenizer, model_type
+    from c1.train.render import make_renderer
+
+    if not Path(model_path).is_dir():
+        raise C1Error(f"--model {model_path}: not a folder (a local Hugging Face checkpoint: config.json, weights, tokenizer)")
+    try:
+        tok = load_tokenizer(model_path)
+        model = load_model(model_path, device, gradient_checkpointing, attn_implementation)
+        if adapter:
+            model = load_adapter(model, adapter, trainable=True)
+        rend = make_renderer(tok, model_type(model), renderer, reasoning_effort, start_date)
+    except (OSError, ValueError) as exc:
+        raise C1Error(f"cannot load the model from {model_path}: {' '.join(str(exc).split())[:300]}") from None
+    return tok, model, rend
+
+
+def run_sft(*, trajectories: Path, model: Path, out: Path, adapter: Path | None, renderer: str,
+            reasoning_effort: str | None, start_date: str | None, lr: float, epochs: float, max_steps: int | None,
+            batch_size: int, grad_accum: int, max_length: int, lora_rank: int, lora_alpha: int, lora_dropout: float,
+            lora_targets: str | None, gradient_checkpointing: bool, seed: int, json_out: bool, quiet: bool,
+            attn_implementation: str | None = None) -> int:
+    _need_train_deps()
+    from c1.train.collect import read_trajectories
+    from c1.train.sft import SFTSettings, train_sft
+
+    if not Path(trajectories).is_file():
+        raise C1Error(f"trajectory file {trajectories} does not exist (write one with `c1 train collect`)")
+    trajs = read_trajectories(trajectories)
+    if not trajs:
+        raise C1Error(f"{trajectories} holds no trajectory")
+    tok, m, rend = _load(model, adapter, renderer, reasoning_effort, start_date, gradient_checkpointing=gradient_checkpointing,
+                         attn_implementation=attn_implementation)
+    cfg = SFTSettings(lr=lr, epochs=epochs, max_steps=max_steps, batch_size=batch_size, grad_accum=grad_accum,
+                      max_length=max_length, lora=_lora(lora_rank, lora_alpha, lora_dropout, lora_targets), seed=seed,
+                      gradient_checkpointing=gradient_checkpointing)
+    try:
+        report = train_sft(m, tok, rend, trajs, out, cfg, quiet=quiet or not stderr_is_tty())
+    except ValueError as exc:
+        raise C1Error(str(exc)) from None
+    if json_out:
+        emit_json(report)
+    if not quiet:
+        s = report["samples"]
+        err().print(f"sft: {s['samples']} sample(s) from {s['trajectories']} trajectories ({s['too_long']} too long, "
+                    f"{s['unrenderable']} unrenderable), {report['steps']} step(s), loss {report['train_loss']:.4f}, "
+                    f"{report['seconds']:.1f}s; adapter: {report['adapter']}", soft_wrap=True, markup=False)
+    return 0
+
+
+# --- rl ------------------------------------------------------------------------------------------
+def run_rl(settings: Settings, *, tasks: Path, model: Path, out: Path, adapter: Path | None, renderer: str,
+           reasoning_effort: str | None, start_date: str | None, vllm_url: str | None, vllm_model: str | None,
+           epochs: int, group_size: int, queries_per_step: int, substeps: int, lr: float, eps_max: float,
+           temperature: float, max_new_tokens: int, max_context: int | None, lora_rank: int, lora_alpha: int,
+           lora_dropout: float, lora_targets: str | None, save_every: int, max_steps: int | None, resume: bool,
+           start_level: int, curriculum: bool, rollout_workers: int, gradient_checkpointing: bool, seed: int,
+           json_out: bool, quiet: bool, tool_names: dict | None = None, attn_implementation: str | None = None) -> int:
+    _need_train_deps()
+    from c1.agent.corpus import Corpus
+    from c1.agent.tools import ToolConfig
+    from c1.train.model import add_lora
+    from c1.train.policy import VLLMGenerator
+    from c1.train.rl import RLSettings, RLTrainer
+
+    if group_size < 2:
+        raise C1Error("--group-size must be at least 2 (advantages are relative to the group)")
+    items = _read_tasks(tasks)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise C1Error(f"--out {out} is a file: give a folder")
+    if out.exists() and any(out.iterdir()) and not resume:
+        raise C1Error(f"--out {out} is not empty: pass --resume to continue that run, or another folder")
+    lora = _lora(lora_rank, lora_alpha, lora_dropout, lora_targets)
+    tok, m, rend = _load(model, adapter, renderer, reasoning_effort, start_date, gradient_checkpointing=gradient_checkpointing,
+                         attn_implementation=attn_implementation)
+    if adapter is None:
+        m = add_lora(m, lora)
+    gen = None
+    if vllm_url:
+        gen = VLLMGenerator(vllm_url, vllm_model or str(model))
+    cfg = RLSettings(epochs=epochs, group_size=group_size, queries_per_step=queries_per_step, substeps=substeps, lr=lr,
+                     eps_max=eps_max, temperature=temperature, max_new_tokens=max_new_tokens, max_context=max_context,
+                     max_steps=max_steps, save_every=save_every, start_level=start_level, curriculum=curriculum,
+                     rollout_workers=rollout_workers if vllm_url else 1, seed=seed, lora=lora)
+    corpus = Corpus(settings)
+    show = not quiet and stderr_is_tty()
+    try:
+        trainer = RLTrainer(m, rend, corpus, settings, items, out, cfg, generator=gen,
+                            tool_config=ToolConfig(names=tool_names or {}))
+        resumed = trainer.resume() if resume else False
+        if resumed and not quiet:
+            err().print(f"rl: resumed at step {trainer.state.step} (epoch {trainer.state.epoch + 1})", markup=False)
+        (out / "config.json").write_text(json.dumps({"model": str(model), "adapter": str(adapter) if adapter else None,
+                                                     "renderer": rend.kind, "tasks": str(tasks), "settings": _jsonable(cfg)},
+                                                    indent=1))
+        with _bar(show, "rl", trainer.total_steps(), {"info": ""}) as update:
+            update(completed=trainer.state.step)
+
+            def on_step(mx):
+                loss = "—" if mx["loss"] is None else f"{mx['loss']:+.4f}"
+                update(completed=mx["step"], info=f"epoch {mx['epoch'] + 1} β={mx['beta']:.2f} reward {mx['reward_mean']:.3f} "
+                                                 f"recall {mx['recall']:.2f} tied {mx['groups_tied']}/{mx['groups']} loss {loss}")
+                if not show and not quiet:
+                    err().print(f"rl step {mx['step']}: {json.dumps(mx)}", soft_wrap=True, markup=False)
+
+            trainer.on_step = on_step
+            last = trainer.train()
+        final = trainer.save_final()
+        trainer.save_checkpoint()
+    finally:
+        corpus.close()
+    summary = {"out": str(out), "adapter": str(final), "steps": trainer.state.step, "last": last,
+               "metrics": str(out / "metrics.jsonl")}
+    if json_out:
+        emit_json(summary)
+    if not quiet:
+        err().print(f"rl: {trainer.state.step} step(s); adapter: {final}; metrics: {out / 'metrics.jsonl'}", markup=False)
+    return 0
+
+
+def _jsonable(obj):
+    from dataclasses import asdict, is_dataclass
+
+    return json.loads(json.dumps(asdict(obj) if is_dataclass(obj) else obj, default=str))

@@ -1,0 +1,133 @@
+"""``c1 train sft``: LoRA supervised fine-tuning on kept trajectories, with TRL's SFTTrainer.
+
+Every assistant turn of every trajectory becomes one sample: the prompt is exactly what the
+model was sent at that turn (pruned chunks hidden, as :func:`c1.train.collect.visible_messages`
+rebuilds it), rendered as serving renders it (:mod:`c1.train.render`); the completion is the
+assistant turn as the model would generate it, stop token included. Labels are ``-100`` on the
+prompt: the loss is on assistant tokens only. (One sample per turn rather than one per
+conversation, because pruning rewrites earlier messages: the context of turn 5 is not a prefix
+of the context of turn 6.) Samples longer than ``max_length`` are dropped, never cut.
+
+The dataset goes to TRL pre-tokenized (``input_ids`` + ``labels``), so TRL applies no template
+of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from c1.train.collect import visible_messages
+from c1.train.model import LoraSpec
+
+
+@dataclass(frozen=True)
+class SFTSettings:
+    lr: float = 1e-4
+    epochs: float = 1.0
+    max_steps: int | None = None
+    batch_size: int = 1
+    grad_accum: int = 8
+    max_length: int = 40960
+    warmup_ratio: float = 0.03
+    lora: LoraSpec = LoraSpec()
+    seed: int = 0
+    logging_steps: int = 10
+    gradient_checkpointing: bool = False
+
+
+@dataclass
+class SampleReport:
+    trajectories: int = 0
+    turns: int = 0
+    samples: int = 0
+    too_long: int = 0
+    unrenderable: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def build_samples(trajectories: list[dict], renderer, max_length: int) -> tuple[list[dict], SampleReport]:
+    rep = SampleReport(trajectories=len(trajectories))
+    out = []
+    for rec in trajectories:
+        for i in range(len(rec["steps"])):
+            rep.turns += 1
+            try:
+                messages, reply = visible_messages(rec, i)
+                prompt, completion = renderer.sample(messages, rec.get("tools") or [], reply)
+            except (ValueError, KeyError, IndexError) as exc:
+                rep.unrenderable += 1
+                if len(rep.errors) < 5:
+                    rep.errors.append(f"{rec.get('task_id')} run {rec.get('run')} turn {i + 1}: {exc}")
+                continue
+            if not completion:
+                rep.unrenderable += 1
+                continue
+            if len(prompt) + len(completion) > max_length:
+                rep.too_long += 1
+                continue
+            out.append({"input_ids": prompt + completion, "labels": [-100] * len(prompt) + completion})
+            rep.samples += 1
+            rep.prompt_tokens += len(prompt)
+            rep.completion_tokens += len(completion)
+    return out, rep
+
+
+def train_sft(model, tokenizer, renderer, trajectories: list[dict], out_dir: str | Path,
+              cfg: SFTSettings = SFTSettings(), quiet: bool = True) -> dict:
+    """Fine-tune a LoRA on ``model`` (a base model, or a PeftModel to continue); saves the adapter
+    to ``out_dir/adapter`` and returns a report."""
+    import torch
+    from datasets import Dataset
+    from peft import PeftModel
+    from trl import SFTConfig, SFTTrainer
+
+    from c1.train.model import lora_config
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    samples, rep = build_samples(trajectories, renderer, cfg.max_length)
+    if not samples:
+        raise ValueError(f"no training sample: {rep.turns} turn(s), {rep.too_long} too long, {rep.unrenderable} unrenderable"
+                         + (f" ({rep.errors[0]})" if rep.errors else ""))
+    cuda = torch.cuda.is_available()
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(SFTConfig)}
+    warmup = {"warmup_ratio": cfg.warmup_ratio} if "warmup_ratio" in names else {"warmup_steps": cfg.warmup_ratio}
+    if cfg.gradient_checkpointing:
+        warmup["gradient_checkpointing"] = True
+    args = SFTConfig(
+        output_dir=str(out / "trainer"), learning_rate=cfg.lr, num_train_epochs=cfg.epochs,
+        max_steps=cfg.max_steps if cfg.max_steps else -1, per_device_train_batch_size=cfg.batch_size,
+        gradient_accumulation_steps=cfg.grad_accum, logging_steps=cfg.logging_steps,
+        save_strategy="no", report_to="none", seed=cfg.seed, bf16=cuda, use_cpu=not cuda,
+        max_length=cfg.max_length, packing=False,
+        disable_tqdm=quiet, dataloader_num_workers=0, remove_unused_columns=True, **warmup,
+    )
+    peft_config = None if isinstance(model, PeftModel) else lora_config(cfg.lora)
+    started = time.perf_counter()
+    if quiet:
+        import datasets
+
+        datasets.disable_progress_bars()
+    # the HF trainer prints its log dicts on stdout: keep stdout for c1's own output (--json)
+    with contextlib.redirect_stdout(sys.stderr):
+        trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(samples), processing_class=tokenizer,
+                             peft_config=peft_config)
+        result = trainer.train()
+    adapter = out / "adapter"
+    trainer.model.save_pretrained(str(adapter))
+    report = {
+        "adapter": str(adapter), "samples": asdict(rep), "steps": result.global_step,
+        "train_loss": round(float(result.training_loss), 6), "seconds": round(time.perf_counter() - started, 2),
+        "renderer": renderer.kind, "log": [h for h in trainer.state.log_history if "loss" in h][-20:],
+    }
+    (out / "sft_report.json").write_text(json.dumps(report, indent=1))
+    return report

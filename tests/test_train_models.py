@@ -1,0 +1,314 @@
+"""Training end to end on this CPU: a tiny causal LM built here from a config (random weights, a
+byte-level BPE tokenizer trained on the spot, a chat template with tool calls), a real indexed
+HotpotQA corpus, the real c1 loop.
+
+- rendering: the chat-template and harmony renderers give prompt/completion ids that parse back
+  to the same turn; pruned chunks are absent from later prompts;
+- SFT: kept trajectories (collected with the built-in policy) → one TRL SFT step with LoRA; the
+  loss is on assistant tokens only; the adapter is saved and loads again;
+- RL: a few CISPO steps with rollouts through the loop; rewards within a group differ because the
+  first tool call of each rollout is scripted differently (a random model would tie every group);
+  the LoRA weights change; checkpoint, resume and the saved adapter work.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("peft")
+
+from llm_server import HotpotIndex, hotpot_index  # noqa: E402,F401  (fixture)
+from test_train_collect import hotpot_tasks  # noqa: E402
+
+from c1.agent import prompts  # noqa: E402
+from c1.agent.corpus import Corpus  # noqa: E402
+from c1.config import Settings  # noqa: E402
+from c1.train.tasks import validate_task  # noqa: E402
+
+TEMPLATE = (
+    "{%- if tools %}<|im_start|>system\nTools: {{ tools | map(attribute='function') | map(attribute='name') | join(', ') }}"
+    "<|im_end|>\n{% endif %}"
+    "{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}"
+    "{%- if m.tool_calls %}{% for tc in m.tool_calls %}<tool_call>{{ {'name': tc.function.name, 'arguments': tc.function.arguments} | tojson }}</tool_call>{% endfor %}{% endif %}"
+    "<|im_end|>\n{% endfor %}"
+    "{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+# --- fixtures ------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def hotpot(hotpot_index: HotpotIndex):  # noqa: F811
+    """The shared real index (4 HotpotQA records), read-only; tasks built from its questions."""
+    settings = Settings(home=hotpot_index.home, budget=6000, max_turns=3, max_docs=5)
+    corpus = Corpus(settings)
+    tasks = hotpot_tasks(hotpot_index.questions, corpus)
+    yield settings, corpus, tasks, hotpot_index.home
+    corpus.close()
+
+
+@pytest.fixture(scope="module")
+def tiny(hotpot, tmp_path_factory):
+    """A 2-layer Qwen2 with random weights and a BPE tokenizer trained on the corpus, saved to a folder."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+    settings, corpus, tasks, root = hotpot
+    texts = [c.text for c in corpus.store.manifest.iter_chunks()]
+    texts += [prompts.system_prompt(6000), *(t["question"] for t in tasks)]
+    texts += ['<tool_call>{"name": "search_corpus", "arguments": {"query": "drummer"}}</tool_call>'] * 20
+    special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=1200, special_tokens=special,
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                  bos_token=None, unk_token=None)
+    tok.chat_template = TEMPLATE
+    torch.manual_seed(0)
+    cfg = Qwen2Config(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=16384,
+                      tie_word_embeddings=True, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    model = Qwen2ForCausalLM(cfg)
+    path = tmp_path_factory.mktemp("tiny-model")
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def _renderer(path):
+    from c1.train.model import load_tokenizer
+    from c1.train.render import make_renderer
+
+    tok = load_tokenizer(path)
+    return tok, make_renderer(tok, "qwen2")
+
+
+# --- rendering ------------------------------------------------------------------------------------
+def test_chat_template_renderer_roundtrip(tiny):
+    tok, r = _renderer(tiny)
+    assert r.kind == "chat_template" and r.native_tools and tok.convert_tokens_to_ids("<|im_end|>") in r.stop_ids
+    messages = [{"role": "system", "content": "Find documents."}, {"role": "user", "content": "Who drummed for Rush?"}]
+    tools = [{"type": "function", "function": {"name": "search_corpus", "parameters": {}}}]
+    reply = {"role": "assistant", "content": "",
+             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search_corpus", "arguments": '{"query": "Rush drummer"}'}}]}
+    prompt, completion = r.sample(messages, tools, reply)
+    assert prompt == r.prompt_ids(messages, tools)
+    assert tok.decode(prompt).endswith("<|im_start|>assistant\n")
+    assert completion[-1] == tok.convert_tokens_to_ids("<|im_end|>")  # the turn ends with its stop token, nothing after it
+    assert tok.decode(completion) == '<tool_call>{"name": "search_corpus", "arguments": {"query": "Rush drummer"}}</tool_call><|im_end|>'
+    parsed = r.parse(completion, {"search_corpus": "query"})
+    assert [(c.name, json.loads(c.arguments)) for c in parsed.tool_calls] == [("search_corpus", {"query": "Rush drummer"})]
+    final = {"role": "assistant", "content": '<Document id="abc"><Justification>x</Justification></Document>'}
+    _, completion = r.sample(messages, tools, final)
+    answer = r.parse(completion, {"search_corpus": "query"})
+    assert answer.tool_calls == [] and answer.text.startswith('<Document id="abc">')
+
+
+def test_harmony_renderer_follows_vllm_and_round_trips():
+    pytest.importorskip("openai_harmony")
+    from c1.train.render import HarmonyRenderer
+
+    r = HarmonyRenderer(reasoning_effort="low", start_date="2026-01-01")
+    tools = [{"type": "function", "function": {"name": "search_corpus", "description": "Search.",
+                                               "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}]
+    messages = [
+        {"role": "system", "content": "You are a retrieval subagent."},
+        {"role": "user", "content": "Who?"},
+        {"role": "assistant", "content": "", "reasoning": "look it up",
+         "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "search_corpus", "arguments": '{"query":"x"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "name": "search_corpus", "content": "<chunk id=\"a_0\">text</chunk>"},
+    ]
+    text = r.decode(r.prompt_ids(messages, tools))
+    assert text.startswith("<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.")
+    assert "Current date: 2026-01-01" in text and "Reasoning: low" in text
+    assert "<|start|>developer<|message|># Instructions\n\nYou are a retrieval subagent." in text
+    assert "type search_corpus = " in text  # the tools as a functions namespace
+    assert ("<|start|>assistant<|channel|>analysis<|message|>look it up<|end|>"
+            "<|start|>assistant<|channel|>commentary to=functions.search_corpus <|constrain|>json<|message|>"
+            '{"query":"x"}<|call|>') in text
+    assert text.endswith('<|start|>functions.search_corpus<|channel|>commentary to=assistant<|message|>'
+                         '<chunk id="a_0">text</chunk><|end|><|start|>assistant')
+    call = {"role": "assistant", "content": "", "reasoning": "next hop",
+            "tool_calls": [{"id": "c2", "function": {"name": "search_corpus", "arguments": '{"query":"y"}'}}]}
+    _, completion = r.sample(messages, tools, call)
+    assert r.decode(completion) == ("<|channel|>analysis<|message|>next hop<|end|><|start|>assistant<|channel|>commentary "
+                                    'to=functions.search_corpus <|constrain|>json<|message|>{"query":"y"}<|call|>')
+    back = r.parse(completion, {})
+    assert back.reasoning == "next hop" and [(c.name, c.arguments) for c in back.tool_calls] == [("search_corpus", '{"query":"y"}')]
+    _, completion = r.sample(messages, tools, {"role": "assistant", "content": "<Document id=\"a\"></Document>"})
+    assert r.decode(completion).endswith("<|channel|>final<|message|><Document id=\"a\"></Document><|return|>")
+    assert r.parse(completion, {}).text == '<Document id="a"></Document>'
+    assert r.parse(r.enc.encode("cut off <|channel|>", allowed_special="all"), {}).tool_calls == []
+
+
+# --- collect → SFT --------------------------------------------------------------------------------
+def test_collect_then_sft_step_on_assistant_tokens(hotpot, tiny, tmp_path):
+    from c1.agent.policies.builtin import BuiltinPolicy
+    from c1.train.collect import SelectConfig, collect, read_trajectories, visible_messages
+    from c1.train.model import load_model, load_tokenizer
+    from c1.train.sft import SFTSettings, build_samples, train_sft
+
+    settings, corpus, tasks, _ = hotpot
+    out = tmp_path / "traj.jsonl"
+    rep = collect(corpus, settings, tasks[:2], lambda i: BuiltinPolicy(max_docs=5, variant=i), out, runs=2,
+                  cfg=SelectConfig(low_rate=1.0))
+    assert rep.runs == 4 and sum(rep.kept.values()) >= 1, rep.to_json()
+    trajs = read_trajectories(out)
+    assert len(trajs) == sum(rep.kept.values())
+    # the prompt of every turn is rebuilt from the record: the pruned chunks of that moment hidden
+    rec = trajs[0]
+    msgs, reply = visible_messages(rec, len(rec["steps"]) - 1)
+    assert msgs[0]["role"] == "system" and msgs[1]["content"] == rec["question"] and reply["role"] == "assistant"
+
+    tok, renderer = load_tokenizer(tiny), _renderer(tiny)[1]
+    samples, srep = build_samples(trajs, renderer, max_length=16384)
+    assert srep.samples == srep.turns == sum(len(t["steps"]) for t in trajs) and samples
+    for s in samples:
+        labelled = [t for t in s["labels"] if t != -100]
+        first = s["labels"].index(labelled[0])
+        assert s["labels"][first:] == s["input_ids"][first:], "labels cover exactly the completion, at the end"
+        assert tok.decode(s["input_ids"][:first]).endswith("<|im_start|>assistant\n")
+        assert labelled[-1] == tok.convert_tokens_to_ids("<|im_end|>")
+
+    model = load_model(tiny, device="cpu")
+    report = train_sft(model, tok, renderer, trajs[:1], tmp_path / "sft", SFTSettings(max_steps=1, grad_accum=1, lr=1e-3, warmup_ratio=0.0))
+    assert report["steps"] == 1 and report["train_loss"] > 0
+    adapter = Path(report["adapter"])
+    assert (adapter / "adapter_config.json").exists() and (adapter / "adapter_model.safetensors").exists()
+    from c1.train.model import load_adapter, lora_state
+
+    reloaded = load_adapter(load_model(tiny, device="cpu"), adapter)
+    weights = lora_state(reloaded)
+    assert weights and any(v.abs().sum() > 0 for k, v in weights.items() if "lora_B" in k), "SFT moved lora_B off zero"
+
+
+# --- RL -------------------------------------------------------------------------------------------
+def test_packed_turns_score_like_separate_turns(tiny):
+    from c1.train.cispo import pack_turns, token_logprobs
+    from c1.train.model import load_model
+    from c1.train.policy import Turn
+
+    model = load_model(tiny, device="cpu")
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(10, 1000, (60,), generator=g).tolist()
+    turns = [Turn(ids[:20], ids[20:25]), Turn(ids[:40], ids[40:44]), Turn(ids[:10] + [7, 7], ids[50:53])]
+    packed = pack_turns(turns)
+    assert [p.spans for p in packed] == [[(20, 25), (40, 44)], [(12, 15)]]
+    with torch.no_grad():
+        joint = token_logprobs(model, packed[0].ids, packed[0].spans)
+        apart = torch.cat([token_logprobs(model, t.prompt_ids + t.completion_ids, len(t.completion_ids)) for t in turns[:2]])
+    assert joint.shape == (9,) and torch.allclose(joint, apart, atol=1e-5)
+
+
+
+class ScriptedFirstTurn:
+    """A generator whose first turn of each rollout is a fixed tool call (then the model samples)."""
+
+    def __init__(self, inner, first_ids: list[int]):
+        self.inner, self.first_ids, self.used = inner, first_ids, False
+
+    def generate(self, prompt_ids, max_new_tokens, temperature, stop_ids):
+        if not self.used:
+            self.used = True
+            return list(self.first_ids)
+        return self.inner.generate(prompt_ids, max_new_tokens, temperature, stop_ids)
+
+
+def test_rl_cispo_steps_through_the_real_loop(hotpot, tiny, tmp_path):
+    from c1.train.model import LoraSpec, add_lora, load_adapter, load_model, lora_state
+    from c1.train.policy import HFGenerator, TokenPolicy
+    from c1.train.rl import RLSettings, RLTrainer
+
+    from dataclasses import replace
+
+    from c1.agent.tools import ToolConfig
+
+    settings, corpus, tasks, _ = hotpot
+    settings = replace(settings, max_turns=2, budget=3000)  # short prompts: this CPU is shared
+    tools = ToolConfig(search_tokens=500)
+    tok, renderer = _renderer(tiny)
+    model = add_lora(load_model(tiny, device="cpu"), LoraSpec(rank=4, alpha=8))
+    before = lora_state(model)
+    gen = HFGenerator(model, seed=0)
+    titles = {t["id"]: [i["title"] for i in t["supporting_items"]] for t in tasks}
+
+    def scripted(task, i):
+        queries = [task["question"], "zzqqxx unrelated nonsense", titles[task["id"]][0]]
+        call = json.dumps({"name": "search_corpus", "arguments": {"query": queries[i % 3]}})
+        first = tok(f"<tool_call>{call}</tool_call><|im_end|>", add_special_tokens=False)["input_ids"]
+        return TokenPolicy(renderer, ScriptedFirstTurn(gen, first), max_new_tokens=8, temperature=1.0, max_context=16384)
+
+    cfg = RLSettings(epochs=2, group_size=3, queries_per_step=1, substeps=2, lr=5e-3, max_steps=2, save_every=1,
+                     lora=LoraSpec(rank=4, alpha=8))
+    seen_steps = []
+    trainer = RLTrainer(model, renderer, corpus, settings, tasks, tmp_path / "rl", cfg, generator=gen, tool_config=tools,
+                        policy_factory=scripted, on_step=seen_steps.append)
+    last = trainer.train()
+    assert trainer.state.step == 2 and len(seen_steps) == 2
+    rows = [json.loads(line) for line in (tmp_path / "rl" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]
+    assert all(r["groups_tied"] == 0 and r["turn_samples"] >= 3 and r["loss"] is not None for r in rows), rows
+    assert all(r["sequences"] < r["turn_samples"] for r in rows), "consecutive turns share one forward pass"
+    assert rows[0]["beta"] == 4.0 and rows[0]["reward_std"] > 0
+    assert last["clip_fraction"] is not None and last["ratio_max"] >= 0
+    after = lora_state(model)
+    changed = [k for k in before if not torch.equal(before[k], after[k])]
+    assert changed and any("lora_B" in k for k in changed), "the update moved the LoRA weights"
+
+    # checkpoints: one per step, the newest resumes into a fresh model with identical weights
+    ckpts = trainer.checkpoints()
+    assert [p.name for p in ckpts] == ["step-000001", "step-000002"]
+    fresh = add_lora(load_model(tiny, device="cpu"), LoraSpec(rank=4, alpha=8))
+    t2 = RLTrainer(fresh, renderer, corpus, settings, tasks, tmp_path / "rl", cfg, policy_factory=scripted)
+    assert t2.resume() and (t2.state.step, t2.state.epoch, t2.state.position) == (2, 0, 2)
+    assert all(torch.equal(after[k], v) for k, v in lora_state(fresh).items())
+    # the final adapter is saved and loads again onto the base model
+    path = trainer.save_final()
+    loaded = lora_state(load_adapter(load_model(tiny, device="cpu"), path))
+    assert loaded.keys() == after.keys() and all(torch.equal(loaded[k], after[k]) for k in after)
+    assert all(validate_task(t) == [] for t in tasks)
+
+
+# --- the command bodies (what `c1 train collect|sft|rl` run) -------------------------------------
+def test_collect_sft_rl_command_bodies(hotpot, tiny, tmp_path, capsys):
+    from dataclasses import replace
+
+    from c1.commands.train import run_collect, run_rl, run_sft
+    from c1.errors import C1Error
+    from c1.train.tasks import append_jsonl
+
+    settings, corpus, tasks, _ = hotpot
+    task_file = tmp_path / "tasks.jsonl"
+    append_jsonl(task_file, tasks[:2])
+    run_collect(replace(settings, policy="builtin"), tasks=task_file, out=tmp_path / "traj.jsonl", runs=1, workers=1,
+                low_rate=1.0, negatives=0.05, beta=2.0, seed=0, max_level=None, limit=None, json_out=True, quiet=True)
+    collected = json.loads(capsys.readouterr().out)
+    assert collected["policy"] == "builtin" and collected["runs"] == 2
+    lora = dict(lora_rank=4, lora_alpha=8, lora_dropout=0.0, lora_targets="q_proj,v_proj")
+    run_sft(trajectories=tmp_path / "traj.jsonl", model=tiny, out=tmp_path / "sft", adapter=None, renderer="auto",
+            reasoning_effort=None, start_date=None, lr=1e-3, epochs=1.0, max_steps=1, batch_size=1, grad_accum=1,
+            max_length=16384, gradient_checkpointing=False, seed=0, json_out=True, quiet=True, **lora)
+    sft = json.loads(capsys.readouterr().out)
+    assert sft["steps"] == 1 and sft["renderer"] == "chat_template"
+    rl_args = dict(tasks=task_file, model=tiny, out=tmp_path / "rl", adapter=Path(sft["adapter"]), renderer="auto",
+                   reasoning_effort=None, start_date=None, vllm_url=None, vllm_model=None, epochs=1, group_size=2,
+                   queries_per_step=1, substeps=1, lr=1e-3, eps_max=5.0, temperature=1.0, max_new_tokens=8,
+                   max_context=8192, save_every=1, max_steps=1, resume=False, start_level=0,
+                   curriculum=True, rollout_workers=1, gradient_checkpointing=False, seed=0, json_out=True, quiet=True, **lora)
+    small = replace(settings, budget=2000, max_turns=2)
+    run_rl(small, **rl_args)
+    rl = json.loads(capsys.readouterr().out)
+    assert rl["steps"] == 1 and Path(rl["adapter"], "adapter_model.safetensors").exists()
+    assert len((tmp_path / "rl" / "metrics.jsonl").read_text().splitlines()) == 1
+    config = json.loads((tmp_path / "rl" / "config.json").read_text())
+    assert config["renderer"] == "chat_template" and config["settings"]["group_size"] == 2
+    with pytest.raises(C1Error, match="--resume"):
+        run_rl(small, **rl_args)
+    run_rl(small, **{**rl_args, "resume": True, "max_steps": 2})
+    assert json.loads(capsys.readouterr().out)["steps"] == 2
