@@ -107,6 +107,29 @@ def status(
 
 
 
+# The agent's options, shared by search, serve and mcp ---------------------------------------------
+PolicyOpt = Annotated[Optional[str], typer.Option("--policy", help="auto | llm | builtin [default: auto].")]
+Parallel = Annotated[Optional[int], typer.Option("--parallel", "-p", min=1, max=32, help="Independent runs fused with RRF [default: 1].")]
+MaxDocs = Annotated[Optional[int], typer.Option("--max-docs", "-k", min=1, help="Documents to return [default: 10].")]
+Budget = Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")]
+SoftThreshold = Annotated[Optional[float], typer.Option("--soft-threshold", min=0.05, max=1.0, help="Share of the budget past which pruning is urged [default: 0.5].")]
+HardCutoff = Annotated[Optional[float], typer.Option("--hard-cutoff", min=0.1, max=1.0, help="Share of the budget past which only prune_chunks is accepted [default: 0.9].")]
+MaxTurns = Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per run [default: 24].")]
+BaseUrl = Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")]
+ModelName = Annotated[Optional[str], typer.Option("--model", help="Model name on the server [default: the first it lists].")]
+ApiKey = Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")]
+ReasoningEffort = Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high (gpt-oss).")]
+Temperature = Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")]
+SamplingSeed = Annotated[Optional[int], typer.Option("--seed", help="Sampling seed (run i uses seed+i).")]
+ToolNames = Annotated[Optional[str], typer.Option("--tool-names", help="Rename tools for the model: search_corpus=SearchTool,grep_corpus=GrepTool,...")]
+MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", min=1, help="Cap on tokens the model generates per turn.")]
+
+
+def _agent_settings(*, base_url=None, **flags):
+    return _settings(base_urls=tuple(base_url or ()), **flags)
+
+
+# search --------------------------------------------------------------------------------------
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="The question.")],
@@ -115,19 +138,21 @@ def search(
     chroma_url: ChromaUrl = None,
     embed_url: EmbedUrl = None,
     embed_model: EmbedModel = None,
-    policy: Annotated[Optional[str], typer.Option("--policy", help="auto | llm | builtin [default: auto].")] = None,
-    parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", min=1, max=32, help="Independent runs fused with RRF [default: 1].")] = None,
-    max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", min=1, help="Documents to return [default: 10].")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
-    soft_threshold: Annotated[Optional[float], typer.Option("--soft-threshold", min=0.05, max=1.0, help="Share of the budget past which pruning is urged [default: 0.5].")] = None,
-    hard_cutoff: Annotated[Optional[float], typer.Option("--hard-cutoff", min=0.1, max=1.0, help="Share of the budget past which only prune_chunks is accepted [default: 0.9].")] = None,
-    max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per run [default: 24].")] = None,
-    base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Model name on the server.")] = None,
-    api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
-    reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high (gpt-oss).")] = None,
-    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Sampling seed.")] = None,
+    policy: PolicyOpt = None,
+    parallel: Parallel = None,
+    max_docs: MaxDocs = None,
+    budget: Budget = None,
+    soft_threshold: SoftThreshold = None,
+    hard_cutoff: HardCutoff = None,
+    max_turns: MaxTurns = None,
+    base_url: BaseUrl = None,
+    model: ModelName = None,
+    api_key: ApiKey = None,
+    reasoning_effort: ReasoningEffort = None,
+    temperature: Temperature = None,
+    seed: SamplingSeed = None,
+    tool_names: ToolNames = None,
+    max_tokens: MaxTokens = None,
     json_out: Json = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="Stream the loop's events as JSON lines on stdout.")] = False,
     save_trajectory: Annotated[Optional[Path], typer.Option("--save-trajectory", help="Write the full runs (pruned chunks included) to FILE.")] = None,
@@ -136,64 +161,108 @@ def search(
     """Search a collection with the agent; print the ranked supporting documents."""
     from c1.commands.search import run_search_command
 
-    settings = _settings(
+    settings = _agent_settings(
         collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
         policy=policy, parallel=parallel, max_docs=max_docs, budget=budget, soft_threshold=soft_threshold,
-        hard_cutoff=hard_cutoff, max_turns=max_turns, base_urls=tuple(base_url or ()), model=model,
-        api_key=api_key, reasoning_effort=reasoning_effort, temperature=temperature, seed=seed,
+        hard_cutoff=hard_cutoff, max_turns=max_turns, base_url=base_url, model=model, api_key=api_key,
+        reasoning_effort=reasoning_effort, temperature=temperature, seed=seed, tool_names=tool_names,
+        max_tokens=max_tokens,
     )
     _run(run_search_command, settings, query, json_out=json_out, jsonl=jsonl, quiet=quiet, save_trajectory=save_trajectory)
 
 
+# serve ---------------------------------------------------------------------------------------
 @app.command()
 def serve(
-    model: Annotated[str, typer.Option("--model", help="Hub id or local checkpoint folder (gpt-oss family).")] = "chromadb/context-1",
+    vllm_model: Annotated[str, typer.Option("--vllm-model", help="Hub id or local checkpoint folder (gpt-oss family) for vLLM.")] = "chromadb/context-1",
     served_model_name: Annotated[Optional[str], typer.Option("--served-model-name", help="Name clients use [default: the model].")] = None,
     host: Annotated[str, typer.Option("--host", help="vLLM bind address.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="vLLM port (never Chroma's 8000).")] = 8001,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="vLLM port (never Chroma's 8000).")] = 8001,
     chroma_port: Annotated[int, typer.Option("--chroma-port", help="The Chroma server port to keep clear.")] = 8000,
     quantize: Annotated[str, typer.Option("--quantize", help="mxfp4 (convert BF16 experts once, cached) | none.")] = "mxfp4",
     gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization", min=0.1, max=1.0)] = 0.9,
     tensor_parallel_size: Annotated[int, typer.Option("--tensor-parallel-size", min=1)] = 1,
     lora: Annotated[Optional[list[str]], typer.Option("--lora", help="LoRA adapter NAME=PATH (repeatable).")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", help="Agent context budget; sets --max-model-len [default: 32768].")] = None,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the vLLM command; start nothing.")] = False,
-    api_only: Annotated[bool, typer.Option("--api-only", help="Serve only the search API (built-in policy or --base-url).")] = False,
+    ready_timeout: Annotated[float, typer.Option("--ready-timeout", help="Seconds to wait for vLLM.")] = 1800.0,
+    api_only: Annotated[bool, typer.Option("--api-only", help="Serve only the search API (built-in policy, or --base-url).")] = False,
     no_api: Annotated[bool, typer.Option("--no-api", help="Serve only the model.")] = False,
     api_host: Annotated[str, typer.Option("--api-host", help="Search API bind address (non-loopback needs --token).")] = "127.0.0.1",
-    api_port: Annotated[int, typer.Option("--api-port", help="Search API port.")] = 8080,
-    token: Annotated[Optional[str], typer.Option("--token", envvar="C1_API_TOKEN", help="Bearer token for the search API.")] = None,
-    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1, help="Searches at once.")] = 4,
-    search_timeout: Annotated[float, typer.Option("--search-timeout", help="Seconds per search.")] = 120.0,
-    ready_timeout: Annotated[float, typer.Option("--ready-timeout", help="Seconds to wait for vLLM.")] = 1800.0,
-    base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="With --api-only: a model server for the llm policy.")] = None,
+    api_port: Annotated[int, typer.Option("--api-port", min=1, max=65535, help="Search API port.")] = 8080,
+    token: Annotated[Optional[str], typer.Option("--token", envvar="C1_SERVE_TOKEN", help="Bearer token required by the search API.")] = None,
+    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1, help="Searches at once (more get 429).")] = 4,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per search (then 504).")] = 300.0,
+    max_body: Annotated[int, typer.Option("--max-body", min=256, help="Largest request body in bytes (then 413).")] = 65536,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every request on stderr.")] = False,
     collection: Collection = None,
     home: Home = None,
     chroma_url: ChromaUrl = None,
+    embed_url: EmbedUrl = None,
+    embed_model: EmbedModel = None,
+    policy: PolicyOpt = None,
+    parallel: Parallel = None,
+    max_docs: MaxDocs = None,
+    budget: Budget = None,
+    max_turns: MaxTurns = None,
+    base_url: BaseUrl = None,
+    model: ModelName = None,
+    api_key: ApiKey = None,
+    reasoning_effort: ReasoningEffort = None,
+    temperature: Temperature = None,
+    seed: SamplingSeed = None,
+    tool_names: ToolNames = None,
+    max_tokens: MaxTokens = None,
     json_out: Json = False,
 ) -> None:
-    """Serve Context-1 on vLLM (MXFP4) and the search API (POST /v1/search)."""
-    settings = _settings(collection=collection, home=home, chroma_url=chroma_url, budget=budget,
-                         base_urls=tuple(base_url or ()))
-    _run(_serve_with_options, settings, model=model, served_model_name=served_model_name, host=host, port=port,
-         chroma_port=chroma_port, quantize=quantize, gpu_memory_utilization=gpu_memory_utilization,
-         tensor_parallel_size=tensor_parallel_size, lora=lora, seed=seed, dry_run=dry_run, json_out=json_out,
-         api_only=api_only, api_host=api_host, api_port=api_port, token=token, max_concurrency=max_concurrency,
-         search_timeout=search_timeout, no_api=no_api, ready_timeout=ready_timeout)
+    """Serve Context-1 on vLLM (MXFP4) and the search API (POST /v1/search); or only the API."""
+    from c1.commands.serve import ApiOptions, VllmFlags, run_serve
+
+    settings = _agent_settings(
+        collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
+        policy=policy, parallel=parallel, max_docs=max_docs, budget=budget, max_turns=max_turns, base_url=base_url,
+        model=model, api_key=api_key, reasoning_effort=reasoning_effort, temperature=temperature, seed=seed,
+        tool_names=tool_names, max_tokens=max_tokens,
+    )
+    vllm = VllmFlags(vllm_model, served_model_name, host, port, chroma_port, quantize, gpu_memory_utilization,
+                     tensor_parallel_size, tuple(lora or ()), seed or 0, ready_timeout)
+    api = ApiOptions(api_host, api_port, token, max_concurrency, timeout, max_body, verbose)
+    _run(run_serve, settings, vllm, api, dry_run=dry_run, json_out=json_out, api_only=api_only, no_api=no_api)
 
 
-def _serve_with_options(settings, *, model, served_model_name, host, port, chroma_port, quantize,
-                        gpu_memory_utilization, tensor_parallel_size, lora, seed, **rest) -> int:
-    from c1.commands.serve import run_serve
-    from c1.serve.launcher import ServeOptions, parse_lora
+# mcp -----------------------------------------------------------------------------------------
+@app.command()
+def mcp(
+    collection: Collection = None,
+    home: Home = None,
+    chroma_url: ChromaUrl = None,
+    embed_url: EmbedUrl = None,
+    embed_model: EmbedModel = None,
+    policy: PolicyOpt = None,
+    parallel: Parallel = None,
+    max_docs: MaxDocs = None,
+    budget: Budget = None,
+    max_turns: MaxTurns = None,
+    base_url: BaseUrl = None,
+    model: ModelName = None,
+    api_key: ApiKey = None,
+    reasoning_effort: ReasoningEffort = None,
+    temperature: Temperature = None,
+    seed: SamplingSeed = None,
+    tool_names: ToolNames = None,
+    max_tokens: MaxTokens = None,
+    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1, help="Searches at once.")] = 2,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per search.")] = 600.0,
+) -> None:
+    """The agent as a Model Context Protocol server on stdio (tools: search, status)."""
+    from c1.commands.mcp import run_mcp
 
-    loras = tuple(parse_lora(spec) for spec in (lora or ()))
-    opts = ServeOptions(model=model, served_model_name=served_model_name, host=host, port=port, chroma_port=chroma_port,
-                        context_budget=settings.budget, gpu_memory_utilization=gpu_memory_utilization,
-                        tensor_parallel_size=tensor_parallel_size, lora=loras, seed=seed,
-                        quantize=None if quantize == "none" else quantize)
-    return run_serve(settings, opts, **rest)
+    settings = _agent_settings(
+        collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
+        policy=policy, parallel=parallel, max_docs=max_docs, budget=budget, max_turns=max_turns, base_url=base_url,
+        model=model, api_key=api_key, reasoning_effort=reasoning_effort, temperature=temperature, seed=seed,
+        tool_names=tool_names, max_tokens=max_tokens,
+    )
+    _run(run_mcp, settings, max_concurrency=max_concurrency, timeout_s=timeout)
 
 
 # train ---------------------------------------------------------------------------------------

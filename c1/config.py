@@ -49,6 +49,9 @@ class Settings:
     temperature: float | None = None
     reasoning_effort: str | None = None
     seed: int | None = None
+    max_tokens: int | None = None
+    tool_names: str | None = None
+    """Renames for the model, e.g. ``search_corpus=SearchTool,grep_corpus=GrepTool``."""
 
     @property
     def collection_dir(self) -> Path:

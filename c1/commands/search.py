@@ -12,7 +12,7 @@ from c1.errors import C1Error
 
 
 def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl: bool, quiet: bool,
-                       save_trajectory: Path | None, tool_names: dict | None = None) -> int:
+                       save_trajectory: Path | None) -> int:
     from c1.agent.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.search import run_search
@@ -35,7 +35,7 @@ def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl:
         if jsonl:
             consumers.append(lambda e: emit_json(e.to_json()))
         result = run_search(corpus, settings, query, choice.factory, lambda e: [c(e) for c in consumers],
-                            ToolConfig(names=tool_names or {}))
+                            ToolConfig(names=_tool_names(settings)))
     finally:
         corpus.close()
     result.stats["policy_note"] = choice.note
@@ -48,6 +48,14 @@ def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl:
     else:
         _print_plain(result)
     return 0 if result.documents else 1
+
+
+def _tool_names(settings: Settings) -> dict:
+    if not settings.tool_names:
+        return {}
+    from c1.agent.policies.llm import parse_tool_names
+
+    return parse_tool_names(settings.tool_names)
 
 
 def _save(path: Path, result) -> None:

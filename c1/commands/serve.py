@@ -1,69 +1,100 @@
-"""``c1 serve``: vLLM with MXFP4 for the model, plus the search API; or the API alone."""
+"""``c1 serve``: vLLM with MXFP4 for the model plus the search API beside it; or the API alone."""
 
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from c1.config import Settings
 from c1.console import emit_json, err
-from c1.errors import C1Error
 
 
-def run_serve(settings: Settings, opts, *, dry_run: bool, json_out: bool, api_only: bool, api_host: str,
-              api_port: int, token: str | None, max_concurrency: int, search_timeout: float, no_api: bool,
-              ready_timeout: float) -> int:
+@dataclass(frozen=True)
+class VllmFlags:
+    model: str
+    served_model_name: str | None
+    host: str
+    port: int
+    chroma_port: int
+    quantize: str
+    gpu_memory_utilization: float
+    tensor_parallel_size: int
+    lora: tuple[str, ...]
+    seed: int
+    ready_timeout: float
+
+
+@dataclass(frozen=True)
+class ApiOptions:
+    host: str
+    port: int
+    token: str | None
+    max_concurrency: int
+    timeout_s: float
+    max_body: int
+    verbose: bool
+
+    def kwargs(self) -> dict:
+        return {"host": self.host, "port": self.port, "token": self.token, "max_concurrency": self.max_concurrency,
+                "timeout_s": self.timeout_s, "max_body": self.max_body, "verbose": self.verbose}
+
+
+def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: bool, json_out: bool,
+              api_only: bool, no_api: bool) -> int:
     if api_only:
-        return _serve_api(settings, api_host, api_port, token, max_concurrency, search_timeout)
-    from c1.serve.launcher import ServeError, plan, prepare, run
+        from c1.serve.api import serve_api
 
-    try:
-        the_plan = plan(opts)
-    except ServeError as exc:
-        raise C1Error(str(exc)) from None
+        return serve_api(settings, **api.kwargs())
+    from c1.serve.launcher import ServeOptions, parse_lora, plan, prepare, run
+
+    opts = ServeOptions(
+        model=vllm.model, served_model_name=vllm.served_model_name, host=vllm.host, port=vllm.port,
+        chroma_port=vllm.chroma_port, context_budget=settings.budget, gpu_memory_utilization=vllm.gpu_memory_utilization,
+        tensor_parallel_size=vllm.tensor_parallel_size, lora=tuple(parse_lora(s) for s in vllm.lora), seed=vllm.seed,
+        quantize=None if vllm.quantize == "none" else vllm.quantize,
+    )
+    the_plan = plan(opts)
     if dry_run or json_out:
         if json_out:
             emit_json(the_plan.to_dict())
         else:
-            for line in the_plan.describe():
-                print(line)
+            print("\n".join(the_plan.describe()))
         return 0 if the_plan.ready else 2
+    the_plan = prepare(the_plan, progress=_conversion_progress())
+    api_server = None
+    if not no_api:
+        from c1.serve.api import make_server
+
+        model_settings = replace(settings, base_urls=(the_plan.url,), model=the_plan.served_model_name, policy="llm")
+        api_server = make_server(model_settings, **api.kwargs())  # bound now: a port clash fails before vLLM starts
+
+    serving = threading.Event()
+
+    def on_status(status) -> None:
+        err().print(f"[dim]c1 serve:[/] {status.message}", soft_wrap=True)
+        if status.state == "ready" and api_server is not None and not serving.is_set():
+            serving.set()
+            threading.Thread(target=api_server.serve_forever, daemon=True, name="c1-api").start()
+            err().print(f"[dim]c1 serve:[/] search API on http://{api.host}:{api.port}/v1/search", soft_wrap=True)
+
     try:
-        the_plan = prepare(the_plan, progress=_conversion_progress())
-        started = threading.Event()
-
-        def on_status(status) -> None:
-            err().print(f"[dim]c1 serve:[/] {status.message}", soft_wrap=True)
-            if status.state == "ready" and not no_api and not started.is_set():
-                started.set()
-                model_settings = replace(settings, base_urls=(the_plan.url,), model=the_plan.served_model_name,
-                                         policy="llm")
-                threading.Thread(
-                    target=_serve_api, daemon=True, name="c1-api",
-                    args=(model_settings, api_host, api_port, token, max_concurrency, search_timeout),
-                ).start()
-
-        return run(the_plan, timeout_s=ready_timeout, on_status=on_status)
-    except ServeError as exc:
-        raise C1Error(str(exc)) from None
-
-
-def _serve_api(settings: Settings, host: str, port: int, token: str | None, max_concurrency: int, timeout: float) -> int:
-    from c1.serve.api import serve_api
-
-    err().print(f"[dim]c1 serve:[/] search API on http://{host}:{port}/v1/search", soft_wrap=True)
-    serve_api(settings, host=host, port=port, token=token, max_concurrency=max_concurrency, timeout_s=timeout)
-    return 0
+        return run(the_plan, timeout_s=vllm.ready_timeout, on_status=on_status)
+    finally:
+        if api_server is not None:
+            if serving.is_set():
+                api_server.close()
+            else:  # never served: shutdown() would wait for a loop that never ran
+                api_server.server_close()
+                api_server.service.close()
 
 
 def _conversion_progress():
     """A progress callback for the one-off MXFP4 conversion (bytes done / total)."""
-    state = {}
+    state = {"pct": -10.0}
 
     def progress(done: int, total: int, name: str) -> None:
-        pct = 100 * done / total if total else 100
-        last = state.get("pct", -10)
-        if pct - last >= 5 or done >= total:
+        pct = 100 * done / total if total else 100.0
+        if pct - state["pct"] >= 5 or done >= total:
             state["pct"] = pct
             err().print(f"[dim]c1 serve:[/] converting experts to MXFP4: {pct:.0f}% ({name})", soft_wrap=True)
 

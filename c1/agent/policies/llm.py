@@ -1,0 +1,534 @@
+"""The ``llm`` policy: the next assistant message comes from an OpenAI-compatible chat server.
+
+- Chat completions with ``tools=`` (the four harness tools, possibly renamed) and
+  ``tool_choice="auto"``. vLLM serving gpt-oss answers with ``tool_calls`` and ``reasoning``
+  (older versions: ``reasoning_content``); earlier reasoning goes back on the assistant messages
+  in the ``reasoning`` field (the Context puts it there).
+- Servers without native tool calls (llama.cpp's Python server, many others) write the call as
+  JSON in ``content``: fenced or bare, in ``<tool_call>`` tags, one object or a list, shaped
+  ``{"name", "arguments"}``, ``{"function": {...}}``, ``{"tool", "parameters"}``... — all accepted
+  (:func:`extract_tool_calls`). An attempted call that cannot be parsed still becomes a call, with
+  its raw text as arguments, so that the tools answer with an error observation and the run goes
+  on instead of ending on a broken "answer".
+- Plain ``httpx`` rather than the ``openai`` SDK: one endpoint, one payload, and full control of
+  timeouts and retries (connection errors, 429 and 5xx, with exponential backoff; a read timeout
+  is not retried: a generation that took that long would only take as long again).
+- Several ``--base-url`` replicas: run ``i`` of ``--parallel`` talks to replica ``i mod n``.
+- Selection (:func:`choose`) asks every replica for ``GET /models``: ``--policy llm`` fails with
+  one line when a server is down or does not serve the model; ``--policy auto`` probes with a short
+  timeout and falls back to the built-in policy, saying why, when no server answers. A server that
+  answers but does not serve the requested model is a configuration error in both modes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from c1.agent import prompts
+from c1.agent.context import ToolCall
+from c1.agent.policy import AgentState, PolicyError, Reply
+from c1.errors import C1Error
+
+PARAMS = {"search_corpus": "query", "grep_corpus": "pattern", "read_document": "doc_id", "prune_chunks": "chunk_ids"}
+
+DEFAULT_TIMEOUT = 300.0
+"""Seconds to wait for one chat completion (a long reasoning turn on a big model)."""
+PROBE_TIMEOUT = 2.0
+"""Seconds ``--policy auto`` waits for ``GET /models`` before falling back to the built-in policy."""
+CHECK_TIMEOUT = 10.0
+"""Seconds ``--policy llm`` waits for ``GET /models``."""
+
+
+# --- settings helpers -------------------------------------------------------------------------
+
+
+def normalize_base_url(url: str) -> str:
+    """``http://host:port`` → ``http://host:port/v1``; other paths are kept; no trailing slash."""
+    raw = url.strip()
+    if "://" not in raw:
+        raw = "http://" + raw
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise C1Error(f"--base-url {url!r} is not a URL like http://127.0.0.1:8000/v1")
+    path = parts.path.rstrip("/") or "/v1"
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def parse_tool_names(spec: str | dict | None) -> dict[str, str]:
+    """``"search_corpus=SearchTool,grep_corpus=GrepTool"`` (or a dict) → harness name → model name."""
+    if not spec:
+        return {}
+    if isinstance(spec, dict):
+        pairs = list(spec.items())
+    else:
+        pairs = []
+        for item in str(spec).split(","):
+            if not item.strip():
+                continue
+            if "=" not in item:
+                raise C1Error(f"--tool-names: {item.strip()!r} is not NAME=NEWNAME (e.g. search_corpus=SearchTool)")
+            key, value = item.split("=", 1)
+            pairs.append((key.strip(), value.strip()))
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        if key not in PARAMS:
+            raise C1Error(f"--tool-names: unknown tool {key!r}; the tools are {', '.join(PARAMS)}")
+        if not re.fullmatch(r"[A-Za-z_][\w.-]{0,63}", str(value)):
+            raise C1Error(f"--tool-names: {value!r} is not a valid tool name (letters, digits, _ . -)")
+        out[key] = str(value)
+    if len(set(prompts.tool_names(out).values())) != len(PARAMS):
+        raise C1Error("--tool-names: two tools would have the same name")
+    return out
+
+
+def api_key(settings) -> str | None:
+    return settings.api_key or os.environ.get("C1_API_KEY") or os.environ.get("OPENAI_API_KEY") or None
+
+
+# --- the HTTP client --------------------------------------------------------------------------
+
+
+def _short(text: str, n: int = 200) -> str:
+    return " ".join(str(text).split())[:n]
+
+
+def _server_message(resp: httpx.Response) -> str:
+    try:
+        body = resp.json()
+    except ValueError:
+        return _short(resp.text) or resp.reason_phrase
+    err = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(err, dict):
+        err = err.get("message") or err.get("detail") or err
+    if isinstance(body, dict) and "detail" in body and not isinstance(err, str):
+        err = body["detail"]
+    return _short(err if isinstance(err, str) else json.dumps(err))
+
+
+def _transport_reason(exc: Exception) -> str:
+    if isinstance(exc, httpx.ConnectError):
+        text = str(exc).lower()
+        return "connection refused" if "refused" in text else f"cannot connect ({_short(exc, 80)})"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timed out ({type(exc).__name__})"
+    return f"{type(exc).__name__}: {_short(exc, 80) or 'connection closed'}"
+
+
+class NoModelList(PolicyError):
+    """The server answers but does not list its models (no ``GET /models``)."""
+
+
+class ChatClient:
+    """One model server. Thread-safe (one ``httpx.Client``); shared by the runs that use it."""
+
+    RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 retries: int = 3, backoff: float = 0.5, connect_timeout: float = 5.0):
+        self.base_url = normalize_base_url(base_url)
+        self.retries = retries
+        self.backoff = backoff
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.http = httpx.Client(
+            base_url=self.base_url, headers=headers,
+            timeout=httpx.Timeout(timeout, connect=min(connect_timeout, timeout)),
+        )
+        self.timeout = timeout
+
+    def close(self) -> None:
+        self.http.close()
+
+    def models(self, timeout: float | None = None) -> list[str]:
+        """Model ids the server lists. Raises :class:`PolicyError` when it cannot say
+        (:class:`NoModelList` when it answers but has no ``/models`` endpoint)."""
+        try:
+            resp = self._request("GET", "/models", None, timeout=timeout, retries=0)
+        except PolicyError as exc:
+            if getattr(exc, "status", None) in (404, 405):
+                raise NoModelList(str(exc)) from None
+            raise
+        try:
+            data = resp.json()
+            return [str(m["id"]) for m in data.get("data", [])]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            raise PolicyError(f"model server {self.base_url}: /models did not answer a model list") from None
+
+    def chat(self, payload: dict) -> dict:
+        resp = self._request("POST", "/chat/completions", payload)
+        try:
+            data = resp.json()
+        except ValueError:
+            raise PolicyError(f"model server {self.base_url}: the reply is not JSON: {_short(resp.text, 120)!r}") from None
+        if not isinstance(data, dict) or not data.get("choices"):
+            raise PolicyError(f"model server {self.base_url}: the reply has no choices: {_short(json.dumps(data), 160)}")
+        return data
+
+    def _request(self, method: str, path: str, payload: dict | None, timeout: float | None = None,
+                 retries: int | None = None) -> httpx.Response:
+        retries = self.retries if retries is None else retries
+        kwargs: dict = {"json": payload} if payload is not None else {}
+        if timeout is not None:
+            kwargs["timeout"] = httpx.Timeout(timeout)
+        last, last_resp = "", None
+        for attempt in range(retries + 1):
+            if attempt:
+                time.sleep(self._delay(attempt, last_resp))
+                last_resp = None
+            try:
+                resp = self.http.request(method, path, **kwargs)
+            except httpx.ReadTimeout:
+                raise PolicyError(
+                    f"model server {self.base_url}: no reply within {timeout or self.timeout:g} s") from None
+            except httpx.TransportError as exc:
+                last = _transport_reason(exc)
+                continue
+            if resp.status_code in self.RETRY_STATUS:
+                last = f"HTTP {resp.status_code}: {_server_message(resp)}"
+                last_resp = resp
+                continue
+            if resp.status_code >= 400:
+                hint = ""
+                if resp.status_code == 401 or resp.status_code == 403:
+                    hint = " (check --api-key / C1_API_KEY)"
+                elif resp.status_code == 404 and path == "/chat/completions":
+                    hint = " (check --model and --base-url)"
+                error = PolicyError(f"model server {self.base_url}: HTTP {resp.status_code}: {_server_message(resp)}{hint}")
+                error.status = resp.status_code
+                raise error
+            return resp
+        tries = f" after {retries + 1} attempts" if retries else ""
+        raise PolicyError(f"model server {self.base_url} unreachable{tries}: {last}")
+
+    def _delay(self, attempt: int, resp: httpx.Response | None) -> float:
+        if resp is not None:
+            try:
+                after = float(resp.headers.get("retry-after", ""))
+                if 0 <= after <= 30:
+                    return after
+            except ValueError:
+                pass
+        return self.backoff * (2 ** (attempt - 1)) * (1 + 0.1 * random.random())
+
+
+_clients: dict[tuple, ChatClient] = {}
+_clients_lock = threading.Lock()
+
+
+def client_for(base_url: str, key: str | None, timeout: float = DEFAULT_TIMEOUT) -> ChatClient:
+    """A shared client per (server, key, timeout): the API server chooses a policy per request."""
+    ident = (normalize_base_url(base_url), key, timeout)
+    with _clients_lock:
+        if ident not in _clients:
+            _clients[ident] = ChatClient(base_url, key, timeout)
+        return _clients[ident]
+
+
+# --- reading a reply --------------------------------------------------------------------------
+
+_NAME_KEYS = ("name", "tool", "tool_name", "function_name", "recipient_name")
+_ARG_KEYS = ("arguments", "parameters", "args", "input", "params", "tool_input")
+_THINK = re.compile(r"^\s*<think>(.*?)</think>", re.DOTALL)
+_TAGGED = re.compile(r"<(tool_call|function_call|tool_use)>\s*(.*?)\s*(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+_DOC_TAG = re.compile(r"<\s*document\b", re.IGNORECASE)
+
+
+def _args_text(value) -> str:
+    if value is None:
+        return "{}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _calls_from(value, known: set[str]) -> list[tuple[str, str]] | None:
+    """(name, arguments-json) for each call in a decoded JSON value, or None if it is not a call."""
+    if isinstance(value, list):
+        calls = [c for item in value for c in (_calls_from(item, known) or [])]
+        return calls or None
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("tool_calls"), list):
+        return _calls_from(value["tool_calls"], known)
+    fn = value.get("function")
+    if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+        args = next((fn[k] for k in _ARG_KEYS if k in fn), next((value[k] for k in _ARG_KEYS if k in value), None))
+        return [(fn["name"], _args_text(args))]
+    name = fn if isinstance(fn, str) else next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
+    if name is not None:
+        arg_key = next((k for k in _ARG_KEYS if k in value), None)
+        if arg_key is not None:
+            return [(name, _args_text(value[arg_key]))]
+        if name in known:  # arguments flattened beside the name: {"name": "search_corpus", "query": "..."}
+            rest = {k: v for k, v in value.items() if k not in (*_NAME_KEYS, "function", "type", "id")}
+            return [(name, _args_text(rest))]
+        return None
+    if len(value) == 1:  # {"search_corpus": {"query": "..."}}
+        (key, inner), = value.items()
+        if key in known and isinstance(inner, (dict, str)):
+            return [(key, _args_text(inner))]
+    return None
+
+
+def _json_values(text: str) -> list[tuple[int, int, object]]:
+    """Every top-level JSON object or list in ``text``: (start, end, value)."""
+    dec = json.JSONDecoder()
+    out = []
+    i = 0
+    while True:
+        starts = [p for p in (text.find("{", i), text.find("[", i)) if p >= 0]
+        if not starts:
+            return out
+        start = min(starts)
+        try:
+            value, end = dec.raw_decode(text, start)
+        except json.JSONDecodeError:
+            i = start + 1
+            continue
+        out.append((start, end, value))
+        i = end
+
+
+def _python_calls(text: str, params: dict[str, str]) -> list[tuple[int, int, str, str]]:
+    """``search_corpus(query="x")`` / ``search_corpus("x")`` for known tools."""
+    out = []
+    if not params:
+        return out
+    names = "|".join(re.escape(n) for n in sorted(params, key=len, reverse=True))
+    pattern = re.compile(
+        rf"\b({names})\s*\(\s*(?:(\w+)\s*=\s*)?(\"(?:[^\"\\]|\\.)*\"|'[^']*'|\[[^\]]*\]|\{{.*?\}})\s*\)", re.DOTALL)
+    for m in pattern.finditer(text):
+        name, _, raw = m.groups()
+        if raw.startswith("{"):
+            args = raw
+        else:
+            try:
+                value = json.loads(raw if not raw.startswith("'") else json.dumps(raw[1:-1]))
+            except json.JSONDecodeError:
+                try:
+                    value = json.loads(raw.replace("'", '"'))
+                except json.JSONDecodeError:
+                    value = raw
+            args = json.dumps({params[name]: value}, ensure_ascii=False)
+        out.append((m.start(), m.end(), name, args))
+    return out
+
+
+def extract_tool_calls(content: str, known: set[str] | dict[str, str] = frozenset()) -> tuple[list[ToolCall], str]:
+    """Tool calls written as text → (calls, the text that is left).
+
+    ``known``: the tool names the model sees (a dict maps them to their single parameter, which
+    also enables ``name(arg)`` calls). A reply holding a ``<Document ...>`` list is a final
+    answer and yields no calls. An attempt at a call that cannot be decoded (broken JSON after a
+    known tool's name) yields one call whose arguments are the raw text: the tools turn it into
+    an error observation.
+    """
+    text = content or ""
+    params = known if isinstance(known, dict) else {}
+    known = set(known)
+    if not text.strip() or _DOC_TAG.search(text):
+        return [], text
+    found: list[tuple[int, int, str, str]] = []  # start, end, name, arguments
+
+    def take(start: int, end: int, body: str, offset: int) -> bool:
+        got = False
+        for s, e, value in _json_values(body):
+            for name, args in _calls_from(value, known) or []:
+                found.append((offset + s, offset + e, name, args))
+                got = True
+        if got:
+            found.append((start, end, "", ""))  # the whole wrapper is consumed
+        return got
+
+    wrapped = False
+    for m in list(_TAGGED.finditer(text)) + list(_FENCE.finditer(text)):
+        if any(s <= m.start() < e for s, e, n, _ in found if not n):
+            continue  # a fence inside a tag already read
+        wrapped |= take(m.start(), m.end(), m.group(2), m.start(2))
+    if not wrapped:
+        for s, e, value in _json_values(text):
+            for name, args in _calls_from(value, known) or []:
+                found.append((s, e, name, args))
+    if not any(n for _, _, n, _ in found):
+        for s, e, name, args in _python_calls(text, params):
+            found.append((s, e, name, args))
+    calls = [(s, n, a) for s, _, n, a in found if n]
+    if not calls:
+        broken = _broken_call(text, known)
+        if broken:
+            call, start = broken
+            return [call], text[:start].strip()
+        return [], text
+    calls.sort(key=lambda c: c[0])
+    spans = sorted((s, e) for s, e, _, _ in found)
+    rest, pos = [], 0
+    for s, e in spans:
+        if s > pos:
+            rest.append(text[pos:s])
+        pos = max(pos, e)
+    rest.append(text[pos:])
+    leftover = re.sub(r"\n{3,}", "\n\n", "".join(rest)).strip()
+    return [ToolCall(_new_id(), n, a) for _, n, a in calls], leftover
+
+
+def _broken_call(text: str, known: set[str]) -> tuple[ToolCall, int] | None:
+    """A known tool named as a JSON value (``"name": "search_corpus"``) in text that did not decode."""
+    if not known:
+        return None
+    names = "|".join(re.escape(n) for n in sorted(known, key=len, reverse=True))
+    m = re.search(rf"[\"']?(?:{'|'.join(_NAME_KEYS)}|function)[\"']?\s*:\s*[\"']({names})[\"']", text)
+    if not m:
+        return None
+    start = text.rfind("{", 0, m.start())
+    start = start if start >= 0 else m.start()
+    args = re.compile(rf"[\"']?(?:{'|'.join(_ARG_KEYS)})[\"']?\s*:\s*").search(text, m.end())
+    if args:  # the usual breakage is at the end (a missing closing brace): the arguments may be whole
+        try:
+            value, _ = json.JSONDecoder().raw_decode(text, args.end())
+            if isinstance(value, dict):
+                return ToolCall(_new_id(), m.group(1), json.dumps(value, ensure_ascii=False)), start
+        except json.JSONDecodeError:
+            pass
+    raw = re.sub(r"\s*(?:```|</tool_call>)\s*$", "", text[start:].strip())
+    return ToolCall(_new_id(), m.group(1), raw), start
+
+
+def _new_id() -> str:
+    return f"call_{uuid.uuid4().hex[:10]}"
+
+
+def parse_reply(data: dict, known: set[str] | dict[str, str] = frozenset()) -> Reply:
+    """A chat completion → :class:`Reply` (native tool calls first, else calls written in text)."""
+    choice = (data.get("choices") or [{}])[0] or {}
+    msg = choice.get("message") or {}
+    content = msg.get("content") or ""
+    if isinstance(content, list):  # content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    reasoning = msg.get("reasoning") or msg.get("reasoning_content") or None
+    think = _THINK.match(content)
+    if think:
+        reasoning = (reasoning + "\n" if reasoning else "") + think.group(1).strip()
+        content = content[think.end():]
+    calls = []
+    for i, c in enumerate(msg.get("tool_calls") or []):
+        fn = c.get("function") or {}
+        if not fn.get("name"):
+            continue
+        calls.append(ToolCall(c.get("id") or _new_id(), str(fn["name"]), _args_text(fn.get("arguments"))))
+    text = content
+    if not calls:
+        calls, text = extract_tool_calls(content, known)
+    usage = data.get("usage") or {}
+    return Reply(text=text.strip() if calls else content.strip(), tool_calls=calls, reasoning=reasoning,
+                 prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"))
+
+
+# --- the policy -------------------------------------------------------------------------------
+
+
+@dataclass
+class LLMPolicy:
+    client: ChatClient
+    model: str
+    tool_names: dict = field(default_factory=dict)
+    """Harness name → the name the model sees (``ToolConfig.names``)."""
+    temperature: float | None = None
+    reasoning_effort: str | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    max_docs: int | None = None
+    soft: float = 0.5
+    name: str = "llm"
+
+    def system_prompt(self, budget: int) -> str:
+        return prompts.system_prompt(budget, self.tool_names, self.soft, self.max_docs)
+
+    def payload(self, state: AgentState) -> dict:
+        body: dict = {
+            "model": self.model,
+            "messages": state.context.openai_messages(),
+            "tools": state.tools,
+            "tool_choice": "auto",
+        }
+        for key in ("temperature", "seed", "reasoning_effort", "max_tokens"):
+            value = getattr(self, key)
+            if value is not None:
+                body[key] = value
+        return body
+
+    def next(self, state: AgentState) -> Reply:
+        data = self.client.chat(self.payload(state))
+        seen = {**{prompts.tool_names(self.tool_names)[k]: p for k, p in PARAMS.items()},
+                **{state.tool_names[k]: p for k, p in PARAMS.items() if k in state.tool_names}}
+        return parse_reply(data, seen)
+
+
+# --- choosing it ------------------------------------------------------------------------------
+
+
+def _probe(client: ChatClient, timeout: float, model: str | None) -> tuple[list[str] | None, str | None]:
+    try:
+        return client.models(timeout=timeout), None
+    except NoModelList as exc:
+        if model:  # cannot check the name: trust --model
+            return [model], None
+        return None, f"{exc} (it does not list its models: pass --model)"
+    except PolicyError as exc:
+        return None, str(exc)
+
+
+def choose(settings, fallback: Callable, *, tool_names: dict | None = None, max_tokens: int | None = None,
+           timeout: float = DEFAULT_TIMEOUT, probe_timeout: float | None = None):
+    """The :class:`~c1.agent.policies.PolicyChoice` for ``settings`` (policy ``llm`` or ``auto``)."""
+    from c1.agent.policies import PolicyChoice
+
+    mode = settings.policy
+    if max_tokens is None:
+        max_tokens = getattr(settings, "max_tokens", None)
+    names = parse_tool_names(tool_names if tool_names is not None else getattr(settings, "tool_names", None))
+    key = api_key(settings)
+    urls = list(dict.fromkeys(normalize_base_url(u) for u in settings.base_urls))
+    clients = [client_for(u, key, timeout) for u in urls]
+    wait = probe_timeout if probe_timeout is not None else (PROBE_TIMEOUT if mode == "auto" else CHECK_TIMEOUT)
+    with ThreadPoolExecutor(max_workers=min(8, len(clients))) as pool:
+        probes = list(pool.map(lambda c: _probe(c, wait, settings.model), clients))
+    up = [(c, models) for c, (models, _) in zip(clients, probes) if models is not None]
+    down = [(c, why) for c, (_, why) in zip(clients, probes) if why is not None]
+    if down and (mode == "llm" or not up):
+        if mode == "llm":
+            raise C1Error(f"{down[0][1]} (is the server running? check --base-url)")
+        return fallback(settings, f"{down[0][1]}" + (f" (and {len(down) - 1} more)" if len(down) > 1 else ""))
+    model = settings.model
+    if model is None:
+        model = next((m[0] for _, m in up if m), None)
+        if model is None:
+            raise C1Error(f"model server {up[0][0].base_url} lists no model: pass --model")
+    for c, models in up:
+        if model not in models:
+            listed = ", ".join(models[:5]) + (" ..." if len(models) > 5 else "") or "none"
+            raise C1Error(f"model {model!r} is not served at {c.base_url} (it serves: {listed}); check --model")
+    serving = [c for c, _ in up]
+    note = f"using the llm policy: model {model} at {serving[0].base_url}"
+    if len(serving) > 1:
+        note += f" and {len(serving) - 1} more replica(s), round-robin"
+    if down:
+        note += f"; skipping {', '.join(c.base_url for c, _ in down)} (not answering)"
+
+    def factory(i: int) -> LLMPolicy:
+        return LLMPolicy(serving[i % len(serving)], model, names, settings.temperature, settings.reasoning_effort,
+                         None if settings.seed is None else settings.seed + i, max_tokens, settings.max_docs,
+                         settings.soft_threshold)
+
+    return PolicyChoice("llm", factory, note)
