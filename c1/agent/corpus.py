@@ -1,8 +1,9 @@
 """The read side of a collection, as the agent's tools need it.
 
-Hybrid search runs BM25 (tantivy) and dense (Chroma) concurrently, fuses them with RRF and
-re-ranks the top candidates against the query with a blend of embedding similarity, query-term
-coverage and the fused rank (weights measured in bench/search_quality.py).
+Hybrid search runs BM25 (tantivy) and dense (Chroma) concurrently, fuses them with RRF (k=60) and
+scores the top 50 candidates with a blend of the fused rank, embedding similarity and query-term
+coverage (``RerankWeights``; by measurement the fused rank alone by default), under a relevance
+floor for candidates that share no word with the query.
 """
 
 from __future__ import annotations
@@ -47,13 +48,27 @@ class Hit:
 
 @dataclass(frozen=True)
 class RerankWeights:
-    cosine: float = 0.5
-    coverage: float = 0.3
-    fused: float = 0.2
+    """score = cosine × embedding similarity + coverage × share of query terms present + fused × RRF score
+    relative to the best candidate's.
+
+    Defaults measured (bench/search_quality.py --rerank-study, 200 pooled HotpotQA questions, k = 5):
+    the RRF order alone is as good as any blend of cosine and coverage (full recall 0.680 against
+    0.680 for 0.5/0.3/0.2, 0.635 cosine alone, 0.595 coverage alone; the built-in policy on top of
+    either: same within a question or two) and it is free, while the cosine of the BM25-only
+    candidates costs a vector fetch: ~3 ms at 2k chunks, ~10-30 ms at 100k (bench/search_latency.py).
+    """
+
+    cosine: float = 0.0
+    coverage: float = 0.0
+    fused: float = 1.0
 
 
 class Corpus:
     CANDIDATES = 50
+    MIN_COSINE = 0.5
+    """Relevance floor for candidates that share no word with the query (see ``hybrid``). Random letter
+    strings reach a top-1 cosine of 0.46 at most on the pooled HotpotQA corpus (MiniLM), and no gold
+    paragraph of its 200 questions is a no-shared-word candidate: bench/search_quality.py --floor-study."""
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None, weights: RerankWeights = RerankWeights()):
         from c1.corpus.indexer import open_store
@@ -68,6 +83,7 @@ class Corpus:
             raise C1Error(f"collection {settings.collection!r} is empty: index some files with `c1 index PATH`")
         self.size = counts["chunks"]
         self._docs: dict[str, DocRecord] = {}
+        self._qcache: dict[str, object] = {}
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="c1-search")
 
     def close(self) -> None:
@@ -97,10 +113,22 @@ class Corpus:
 
     # search -----------------------------------------------------------------------------
     def embed_query(self, text: str):
+        """The query's vector; the last few are kept (a policy and its tools embed the same question)."""
+        vec = self._qcache.get(text)
+        if vec is not None:
+            return vec
         try:
-            return self.embedder.embed([text])[0]
+            vec = self.embedder.embed([text])[0]
         except EmbedderError as exc:
             raise C1Error(str(exc)) from None
+        if len(self._qcache) >= 256:
+            self._qcache.pop(next(iter(self._qcache)), None)
+        self._qcache[text] = vec
+        return vec
+
+    def clear_query_cache(self) -> None:
+        """Forget cached query vectors (benchmarks that time whole searches call it between questions)."""
+        self._qcache.clear()
 
     def bm25(self, query: str, k: int) -> list[tuple[str, float]]:
         return self.store.lexical.search(query, k)
@@ -108,22 +136,33 @@ class Corpus:
     def dense(self, vector, k: int) -> list[tuple[str, float]]:
         return self.store.vectors.query(vector, k)
 
-    def hybrid(self, query: str, k: int, exclude: set[str] = frozenset(), vector=None) -> list[Hit]:
-        """Top ``k`` chunks not in ``exclude``: BM25 ∥ dense → RRF → re-rank of the top candidates."""
-        import numpy as np
-
-        if vector is None:
-            vector = self.embed_query(query)
-        want = self.CANDIDATES + len(exclude)
+    def candidates(self, query: str, exclude: set[str] = frozenset(), vector=None,
+                   n: int | None = None) -> tuple[list[tuple[str, float]], dict, set[str]]:
+        """BM25 ∥ dense → RRF: the top ``n`` (default ``CANDIDATES``) (id, fused score) not in
+        ``exclude``, the dense cosines already known, and the ids BM25 found."""
+        n = max(n or 0, self.CANDIDATES)
+        want = n + len(exclude)
         lexical_f = self._pool.submit(self.bm25, query, want)
         dense = self.dense(vector, want)
         lexical = lexical_f.result()
         fused = [(cid, s) for cid, s in rrf([[c for c, _ in lexical], [c for c, _ in dense]]) if cid not in exclude]
-        fused = fused[: self.CANDIDATES]
+        return fused[:n], dict(dense), {c for c, _ in lexical}
+
+    def hybrid(self, query: str, k: int, exclude: set[str] = frozenset(), vector=None) -> list[Hit]:
+        """Top ``k`` chunks not in ``exclude``: BM25 ∥ dense → RRF → re-rank of the top ``max(k, CANDIDATES)``.
+
+        A relevance floor drops candidates that share no content word with the query and whose
+        cosine is under ``MIN_COSINE``: a query that matches nothing (``zzqqxx``) returns nothing
+        instead of its nearest random neighbours.
+        """
+        if vector is None:
+            vector = self.embed_query(query)
+        fused, known, lexical = self.candidates(query, exclude, vector, k)
         if not fused:
             return []
+        w = self.weights
         ids = [cid for cid, _ in fused]
-        cos = self._cosines(ids, vector, dict(dense))
+        cos = self._cosines(ids, vector, known) if w.cosine else known  # the floor needs only dense-found cosines
         chunks = {c.id: c for c in self.chunks(ids)}
         terms = content_terms(query)
         top_fused = fused[0][1]
@@ -133,24 +172,36 @@ class Corpus:
             if chunk is None:
                 continue
             doc = self.doc(chunk.doc_id)
-            cover = coverage(terms, f"{doc.title} {chunk.text}") if terms else 0.0
-            w = self.weights
-            score = w.cosine * cos.get(cid, 0.0) + w.coverage * cover + w.fused * (fscore / top_fused)
-            hits.append(Hit(chunk, doc, float(np.round(score, 4))))
+            c = cos.get(cid, 0.0)
+            cover = None
+            if cid not in lexical and c < self.MIN_COSINE:  # the floor: no query word, not close either
+                cover = coverage(terms, f"{doc.title} {chunk.text}") if terms else 0.0
+                if cover == 0.0:
+                    continue
+            if w.coverage and cover is None:
+                cover = coverage(terms, f"{doc.title} {chunk.text}") if terms else 0.0
+            score = w.cosine * c + w.coverage * (cover or 0.0) + w.fused * (fscore / top_fused)
+            hits.append(Hit(chunk, doc, round(float(score), 4)))
         hits.sort(key=lambda h: -h.score)
         return hits[:k]
 
     def _cosines(self, ids: list[str], vector, known: dict[str, float]) -> dict[str, float]:
+        """Cosine of each chunk with ``vector``: from the dense results where known, else from the stored vectors."""
         import numpy as np
 
         out = {cid: known[cid] for cid in ids if cid in known}
         missing = [cid for cid in ids if cid not in out]
-        for cid, vec in self.store.vectors.vectors(missing).items():
-            out[cid] = float(np.dot(np.asarray(vec, dtype=np.float32), vector))
+        got = self.store.vectors.vectors(missing)
+        if got:
+            mids = list(got)
+            mat = np.asarray([got[c] for c in mids], dtype=np.float32)
+            for cid, value in zip(mids, mat @ np.asarray(vector, dtype=np.float32)):
+                out[cid] = float(value)
         return out
 
     def rank_chunks(self, chunks: list[Chunk], query: str, vector=None) -> list[tuple[Chunk, float]]:
-        """Order ``chunks`` by similarity to ``query`` (for read_document)."""
+        """Order ``chunks`` (anything with ``id`` and ``text``) by similarity to ``query``: 0.7 × cosine of the
+        stored vector + 0.3 × query-term coverage (read_document; the built-in policy's view of what it holds)."""
         if not chunks:
             return []
         if vector is None:

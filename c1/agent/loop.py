@@ -42,7 +42,6 @@ class Agent:
         warned = None
         for turn in range(1, self.max_turns + 1):
             self.stats["turns"] = turn
-            self.tools.turn = turn
             yield ev.TurnStarted(r, turn, ctx.used(), ctx.budget)
             state = AgentState(question, turn, self.max_turns, ctx, self.tools.schemas(), names, self.tools.corpus)
             try:
@@ -67,8 +66,8 @@ class Agent:
                 yield ev.BudgetWarning(r, turn, ctx.used(), ctx.budget, level)
         if stop != "answer" or not self.ranked:
             self.ranked = self._fallback()
-            if stop == "answer":
-                stop = "unparsed_answer"
+            if stop == "answer" and self.ranked:
+                stop = "unparsed_answer"  # the answer named no document, but the run saw some
         self.stats["seconds"] = round(time.perf_counter() - started, 3)
         self.stats["context_peak"] = ctx.peak
         self.stats["seen_chunks"] = len(ctx.shown)
@@ -79,16 +78,19 @@ class Agent:
         calls = [c if c.id else _with_id(c) for c in reply.tool_calls]
         for call in calls:
             yield ev.ToolCalled(self.run_index, turn, call.id, call.name, _args_for_event(call.arguments))
-        # Prunes first and alone: they change what later calls may do (the hard limit).
-        prunes = [c for c in calls if self.tools._from_model.get(c.name) == PRUNE]
+        # Prunes first and alone: they change what later calls may do (the hard limit). The others
+        # retrieve concurrently, then render in call order (deterministic results).
+        self.tools.begin_turn(turn)
+        prunes = [c for c in calls if self.tools.is_prune(c.name)]
         others = [c for c in calls if c not in prunes]
         results: dict[str, Observation] = {c.id: self.tools.execute(c.name, c.arguments) for c in prunes}
         if len(others) > 1:
             with ThreadPoolExecutor(max_workers=min(4, len(others))) as pool:
-                for call, obs in zip(others, pool.map(lambda c: self.tools.execute(c.name, c.arguments), others)):
-                    results[call.id] = obs
+                pending = list(pool.map(lambda c: self.tools.prepare(c.name, c.arguments), others))
         else:
-            results.update({c.id: self.tools.execute(c.name, c.arguments) for c in others})
+            pending = [self.tools.prepare(c.name, c.arguments) for c in others]
+        for call, render in zip(others, pending):
+            results[call.id] = render()
         for call in calls:
             obs = results[call.id]
             self.stats["tool_calls"] += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from c1.agent.context import Block, Context, Shown
@@ -61,6 +62,7 @@ class Tools:
         self.config = config
         self.current_query = question
         self.turn = 0
+        self._spent = 0
         self._lock = threading.Lock()
         self._to_model = {k: config.names.get(k, k) for k in (SEARCH, GREP, READ, PRUNE)}
         self._from_model = {v: k for k, v in self._to_model.items()}
@@ -83,8 +85,29 @@ class Tools:
     def model_name(self, tool: str) -> str:
         return self._to_model[tool]
 
+    def is_prune(self, name: str) -> bool:
+        return self._from_model.get(name) == PRUNE
+
     # dispatch ---------------------------------------------------------------------------
+    def begin_turn(self, turn: int) -> None:
+        self.turn = turn
+        self._spent = 0
+
     def execute(self, name: str, arguments: str | dict) -> Observation:
+        return self.prepare(name, arguments)()
+
+    def prepare(self, name: str, arguments: str | dict) -> Callable[[], Observation]:
+        """Validate and do the slow part (retrieval) now; return what renders the observation.
+
+        Calls of one turn are prepared concurrently and rendered in call order, so which call
+        shows a chunk that two of them found does not depend on thread timing."""
+        obs = self._validate(name, arguments)
+        if isinstance(obs, Observation):
+            return lambda: obs
+        tool, value = obs
+        return {SEARCH: self.search, GREP: self.grep, READ: self.read, PRUNE: self.prune}[tool](value)
+
+    def _validate(self, name: str, arguments: str | dict) -> Observation | tuple[str, object]:
         tool = self._from_model.get(name)
         if tool is None:
             return _error(f"unknown tool {name!r}; available: {', '.join(self._to_model.values())}")
@@ -110,27 +133,27 @@ class Tools:
                 f"of {self.context.hard_limit}. Only {self._to_model[PRUNE]} is accepted now: prune chunks you do not "
                 "need, or give your final answer."
             )
-        return {SEARCH: self.search, GREP: self.grep, READ: self.read, PRUNE: self.prune}[tool](value)
+        return tool, value
 
     @staticmethod
     def _param(tool: str) -> str:
         return {SEARCH: "query", GREP: "pattern", READ: "doc_id", PRUNE: "chunk_ids"}[tool]
 
     # the tools --------------------------------------------------------------------------
-    def search(self, query: str) -> Observation:
+    def search(self, query: str) -> Callable[[], Observation]:
         self.current_query = query
         hits = self.corpus.hybrid(str(query), self.corpus.CANDIDATES, exclude=set(self.context.shown))
-        budget = min(self.config.search_tokens, self.context.remaining())
-        return self._render([(h.chunk, h.doc, h.score) for h in hits], budget, f"No new chunks match {query!r}.")
+        items = [(h.chunk, h.doc, h.score) for h in hits]
+        return lambda: self._render(items, self.config.search_tokens, f"No new chunks match {query!r}.")
 
-    def grep(self, pattern: str) -> Observation:
+    def grep(self, pattern: str) -> Callable[[], Observation]:
         import regex
 
         flags = 0 if any(ch.isupper() for ch in pattern) else regex.IGNORECASE
         try:
             compiled = regex.compile(pattern, flags)
         except (regex.error, ValueError, TypeError) as exc:
-            return _error(f"invalid regular expression {pattern!r}: {exc}")
+            return _fixed(_error(f"invalid regular expression {pattern!r}: {exc}"))
         deadline = time.monotonic() + self.config.grep_seconds
         found: list[str] = []
         seen = self.context.shown
@@ -149,31 +172,37 @@ class Tools:
                 break
         timed_out = time.monotonic() >= deadline
         if not found and timed_out:
-            return _error(f"pattern {pattern!r} took longer than {self.config.grep_seconds:g}s; simplify it")
-        chunks = self.corpus.chunks(found)
-        obs = self._render([(c, self.corpus.doc(c.doc_id), None) for c in chunks], self.context.remaining(),
-                           f"No unseen chunk matches {pattern!r}.")
-        if timed_out:
-            obs.note = "search stopped at the time limit; results may be partial"
-        return obs
+            return _fixed(_error(f"pattern {pattern!r} took longer than {self.config.grep_seconds:g}s; simplify it"))
+        items = [(c, self.corpus.doc(c.doc_id), None) for c in self.corpus.chunks(found)]
 
-    def read(self, doc_id: str) -> Observation:
+        def render() -> Observation:
+            obs = self._render(items, self.context.budget, f"No unseen chunk matches {pattern!r}.")
+            if timed_out:
+                obs.note = "search stopped at the time limit; results may be partial"
+            return obs
+
+        return render
+
+    def read(self, doc_id: str) -> Callable[[], Observation]:
         doc_id = str(doc_id).strip()
         if "_" in doc_id and self.corpus.doc(doc_id) is None:
             doc_id = doc_id.rsplit("_", 1)[0]  # a chunk id was given
         doc = self.corpus.doc(doc_id)
         if doc is None:
-            return _error(f"no document {doc_id!r}; document ids are the part of a chunk id before the underscore")
+            return _fixed(_error(f"no document {doc_id!r}; document ids are the part of a chunk id before the underscore"))
         chunks = [c for c in self.corpus.doc_chunks(doc_id) if c.id not in self.context.shown]
         if not chunks:
-            return Observation(f"All {doc.n_chunks} chunk(s) of {doc_id} were already shown in this run.")
-        ranked = self.corpus.rank_chunks(chunks, self.current_query)
-        budget = min(self.config.read_tokens, self.context.remaining())
-        obs = self._render([(c, doc, s) for c, s in ranked], budget, "")
-        obs.note = f"document {doc_id} has {doc.n_chunks} chunk(s); {len(obs.refs)} shown now"
-        return obs
+            return _fixed(Observation(f"All {doc.n_chunks} chunk(s) of {doc_id} were already shown in this run."))
+        items = [(c, doc, s) for c, s in self.corpus.rank_chunks(chunks, self.current_query)]
 
-    def prune(self, ids: list) -> Observation:
+        def render() -> Observation:
+            obs = self._render(items, self.config.read_tokens, f"All of {doc_id} was already shown in this run.")
+            obs.note = f"document {doc_id} has {doc.n_chunks} chunk(s); {len(obs.refs)} shown now"
+            return obs
+
+        return render
+
+    def prune(self, ids: list) -> Callable[[], Observation]:
         before = self.context.used()
         done, bad = self.context.prune([str(i).strip() for i in ids])
         msg = f"Pruned {len(done)} chunk(s)" + (f": {', '.join(s.chunk_id for s in done)}." if done else ".")
@@ -181,7 +210,7 @@ class Tools:
             msg += f" Not in context (unknown or already pruned): {', '.join(map(str, bad))}."
         obs = Observation(msg, pruned=done)
         obs.note = f"freed {max(0, before - self.context.used())} tokens"
-        return obs
+        return _fixed(obs)
 
     # rendering --------------------------------------------------------------------------
     def _render(self, items: list[tuple[Chunk, DocRecord, float | None]], budget: int, empty: str) -> Observation:
@@ -189,7 +218,10 @@ class Tools:
             return self._render_locked(items, budget, empty)
 
     def _render_locked(self, items: list[tuple[Chunk, DocRecord, float | None]], budget: int, empty: str) -> Observation:
+        """Whole chunks not yet shown, until ``budget`` or what is left under the hard limit (minus
+        what earlier calls of this turn already took) is spent."""
         items = [it for it in items if it[0].id not in self.context.shown]
+        budget = min(budget, self.context.remaining() - self._spent)
         blocks: list[Block] = []
         refs: list[ChunkRef] = []
         spent = 0
@@ -204,8 +236,9 @@ class Tools:
             blocks.append(Block(text, chunk.id))
             refs.append(ChunkRef(chunk.id, chunk.doc_id, doc.title, score, chunk.page, cost))
             self.context.note_shown(Shown(chunk.id, chunk.doc_id, doc.title, chunk.text, score, self.turn, cost))
+        self._spent += spent
         if not blocks:
-            reason = empty if not items else f"No chunk fits the remaining budget ({budget} tokens): prune or finish."
+            reason = empty if not items else f"No chunk fits the remaining budget ({max(budget, 0)} tokens): prune or finish."
             return Observation(reason)
         return Observation(blocks, refs)
 
@@ -230,3 +263,7 @@ def _attr(value: str) -> str:
 
 def _error(message: str) -> Observation:
     return Observation(f"Error: {message}", error=message)
+
+
+def _fixed(obs: Observation) -> Callable[[], Observation]:
+    return lambda: obs
