@@ -30,9 +30,16 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or live 
 
 
 def _settings(**flags):
+    """Settings from every layer; a bad config file, variable or flag is a one-line error."""
     from c1.config import load_settings
+    from c1.console import error
+    from c1.errors import C1Error
 
-    return load_settings().with_flags(**flags)
+    try:
+        return load_settings().with_flags(**flags)
+    except C1Error as exc:
+        error(str(exc))
+        raise typer.Exit(exc.code) from None
 
 
 def _run(fn, *args, **kwargs) -> None:

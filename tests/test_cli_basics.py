@@ -1,0 +1,65 @@
+"""The CLI's surface: version, help, commands that have not landed, and a fast start."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+import c1
+
+HEAVY = ("chromadb", "onnxruntime", "numpy", "tantivy", "pypdf", "torch", "transformers", "tokenizers")
+
+
+def test_version(run_c1):
+    rc, out, err = run_c1("--version")
+    assert rc == 0, err
+    assert out.strip() == f"c1 {c1.__version__}"
+
+
+def test_help_lists_every_command(run_c1):
+    rc, out, err = run_c1("--help")
+    assert rc == 0, err
+    listed = set(re.findall(r"^\s+(\w+)\s", out, re.M))
+    assert {"index", "search", "serve", "train", "eval", "status"} <= listed, out
+
+
+@pytest.mark.parametrize("command", ["index", "status"])
+def test_subcommand_help(run_c1, command):
+    rc, out, err = run_c1(command, "--help")
+    assert rc == 0, err
+    assert "--collection" in out and "--json" in out
+
+
+def test_unknown_command_is_a_usage_error(run_c1):
+    rc, out, err = run_c1("frobnicate")
+    assert rc == 2
+    assert "Traceback" not in err
+
+
+def _imported_modules(*python_args: str) -> set[str]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", *python_args],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = set()
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert names, "no -X importtime output"
+    return names
+
+
+def _heavy(names: set[str]) -> list[str]:
+    return sorted(n for n in names if n.split(".")[0] in HEAVY)
+
+
+def test_import_cli_is_light():
+    """`c1 --help` must be instant: no heavy library is imported with the CLI module."""
+    assert _heavy(_imported_modules("-c", "import c1.cli")) == []
+
+
+@pytest.mark.parametrize("args", [["--help"], ["index", "--help"], ["--version"]])
+def test_help_and_version_import_nothing_heavy(args):
+    assert _heavy(_imported_modules("-m", "c1", *args)) == []

@@ -1,0 +1,168 @@
+"""Settings: defaults < TOML config file < C1_* environment < flags; errors are one line, exit 2."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from c1.config import Settings, config_path, load_settings
+from c1.errors import C1Error
+
+
+def write_config(c1_home: Path, text: str) -> Path:
+    """The default config file location: $XDG_CONFIG_HOME/c1/config.toml (isolated by c1_home)."""
+    path = config_path()
+    assert path.is_relative_to(c1_home.parent), "config path must be isolated"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# --- unit: c1.config ------------------------------------------------------------------------
+
+
+def test_defaults(c1_home, monkeypatch):
+    monkeypatch.delenv("C1_HOME")
+    s = load_settings()
+    assert s == Settings()
+    assert s.collection == "default"
+    assert s.home == Path(os.environ["XDG_DATA_HOME"]) / "c1"
+    assert s.chroma_url is None and s.embed_url is None
+    assert (s.chunk_tokens, s.chunk_overlap, s.budget, s.max_file_mb) == (512, 48, 32768, 50.0)
+    assert s.collection_dir == s.home / "collections" / "default"
+
+
+def test_xdg_fallbacks_without_variables(c1_home, monkeypatch, tmp_path):
+    for var in ("C1_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(var)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    assert load_settings().home == tmp_path / "user" / ".local" / "share" / "c1"
+    assert config_path() == tmp_path / "user" / ".config" / "c1" / "config.toml"
+
+
+def test_c1_home_is_the_index_home(c1_home):
+    assert load_settings().home == c1_home
+
+
+def test_file_overrides_defaults(c1_home, monkeypatch):
+    monkeypatch.delenv("C1_HOME")
+    write_config(c1_home, 'collection = "from-file"\nbudget = 4096\nsoft_threshold = 0.25\n'
+                          'home = "~/c1-data"\nbase_urls = ["http://a:1", "http://b:2"]\n')
+    s = load_settings()
+    assert s.collection == "from-file"
+    assert s.budget == 4096 and isinstance(s.budget, int)
+    assert s.soft_threshold == 0.25
+    assert s.home == Path("~/c1-data").expanduser()
+    assert s.base_urls == ("http://a:1", "http://b:2")
+    assert s.chunk_tokens == 512  # untouched keys keep their defaults
+
+
+def test_env_overrides_file(c1_home, monkeypatch):
+    write_config(c1_home, 'collection = "from-file"\nbudget = 4096\nmax_turns = 7\n')
+    monkeypatch.setenv("C1_COLLECTION", "from-env")
+    monkeypatch.setenv("C1_BUDGET", "2048")
+    monkeypatch.setenv("C1_BASE_URLS", "http://a:1, http://b:2,")
+    monkeypatch.setenv("C1_MAX_TURNS", "")  # empty means unset
+    s = load_settings()
+    assert (s.collection, s.budget, s.max_turns) == ("from-env", 2048, 7)
+    assert s.base_urls == ("http://a:1", "http://b:2")
+    assert s.home == c1_home  # C1_HOME beats the default
+
+
+def test_flags_override_env(c1_home, monkeypatch):
+    write_config(c1_home, 'collection = "from-file"\n')
+    monkeypatch.setenv("C1_COLLECTION", "from-env")
+    monkeypatch.setenv("C1_CHROMA_URL", "http://env:8000")
+    s = load_settings().with_flags(collection="from-flag", home=Path("/tmp/flag-home"), chroma_url=None, base_urls=())
+    assert s.collection == "from-flag"
+    assert s.home == Path("/tmp/flag-home")
+    assert s.chroma_url == "http://env:8000"  # a flag not given (None) changes nothing
+    assert s.collection_dir == Path("/tmp/flag-home/collections/from-flag")
+
+
+def test_c1_config_names_the_file(c1_home, monkeypatch, tmp_path):
+    write_config(c1_home, 'collection = "xdg-file"\n')
+    explicit = tmp_path / "elsewhere.toml"
+    explicit.write_text('collection = "explicit-file"\n')
+    monkeypatch.setenv("C1_CONFIG", str(explicit))
+    assert load_settings().collection == "explicit-file"
+
+
+def test_missing_explicit_config_is_an_error(c1_home, monkeypatch, tmp_path):
+    monkeypatch.setenv("C1_CONFIG", str(tmp_path / "nope.toml"))
+    with pytest.raises(C1Error, match="does not exist"):
+        load_settings()
+
+
+def test_missing_default_config_is_fine(c1_home):
+    assert not config_path().exists()
+    assert load_settings().collection == "default"
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ("collection = \n", "cannot read config file"),
+    ("[unclosed\n", "cannot read config file"),
+    ('collection = "a"\ncollection = "b"\n', "cannot read config file"),
+    ('colection = "typo"\n', "unknown key(s) colection"),
+    ('[index]\ncollection = "x"\n', "unknown key(s) index"),
+    ('budget = "lots"\n', "'budget'"),
+    ("max_file_mb = [1, 2]\n", "'max_file_mb'"),
+])
+def test_bad_config_file_is_one_clear_error(c1_home, text, fragment):
+    path = write_config(c1_home, text)
+    with pytest.raises(C1Error) as info:
+        load_settings()
+    message = str(info.value)
+    assert fragment in message
+    assert "\n" not in message
+    assert info.value.code == 2
+    if "setting" not in message:
+        assert str(path) in message
+
+
+def test_bad_env_value_is_one_clear_error(c1_home, monkeypatch):
+    monkeypatch.setenv("C1_BUDGET", "lots")
+    with pytest.raises(C1Error, match=r"setting 'budget': 'lots' is not a valid int"):
+        load_settings()
+
+
+def test_unknown_flag_setting_is_refused():
+    with pytest.raises(C1Error, match="unknown setting"):
+        Settings().with_flags(no_such_thing=1)
+
+
+# --- the real CLI ---------------------------------------------------------------------------
+
+
+def test_cli_collection_precedence(c1_home, run_c1, tmp_path):
+    """--collection beats C1_COLLECTION, which beats the config file."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.txt").write_text("The quarterly gas storage report is due on Friday.\n")
+    write_config(c1_home, 'collection = "filecol"\n')
+
+    assert run_c1("index", docs, "--json", "--quiet").json()["collection"] == "filecol"
+    env = {"C1_COLLECTION": "envcol"}
+    assert run_c1("index", docs, "--json", "--quiet", env=env).json()["collection"] == "envcol"
+    assert run_c1("index", docs, "--json", "--quiet", "--collection", "flagcol", env=env).json()["collection"] == "flagcol"
+    assert sorted(p.name for p in (c1_home / "collections").iterdir()) == ["envcol", "filecol", "flagcol"]
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ("collection = \n", "cannot read config file"),
+    ('colection = "typo"\n', "unknown key(s) colection"),
+])
+@pytest.mark.parametrize("command", [["status"], ["index", "."]])
+def test_cli_bad_config_is_one_line_exit_2(c1_home, run_c1, text, fragment, command):
+    write_config(c1_home, text)
+    run_c1(*command).assert_one_line_error(2, fragment)
+
+
+def test_cli_bad_env_value_is_one_line_exit_2(run_c1):
+    run_c1("status", env={"C1_MAX_FILE_MB": "big"}).assert_one_line_error(2, "max_file_mb")
+
+
+def test_cli_missing_c1_config_is_one_line_exit_2(run_c1, tmp_path):
+    run_c1("status", env={"C1_CONFIG": str(tmp_path / "nope.toml")}).assert_one_line_error(2, "does not exist")
