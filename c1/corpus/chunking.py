@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from c1.tokens import chars_for_tokens
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=\S)|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+# Where a sentence ends: after its punctuation and any closing quotes or brackets (which stay
+# with it), before the whitespace that precedes the next one; or at a line that starts a list item.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*(?=\s+\S)|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 _SPACE = re.compile(r"\s+")
 
 
@@ -35,7 +37,7 @@ def _units(text: str, max_chars: int) -> list[Span]:
             continue
         s_start = p_start
         for m in _SENTENCE_END.finditer(para):
-            units.extend(_hard_split(text, s_start, p_start + m.start(), max_chars))
+            units.extend(_hard_split(text, s_start, p_start + m.end(), max_chars))
             s_start = p_start + m.end()
         units.extend(_hard_split(text, s_start, p_start + len(para), max_chars))
     return units

@@ -17,7 +17,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from c1.config import Settings
@@ -122,8 +122,9 @@ class Indexer:
         started = time.perf_counter()
         roots = [os.path.abspath(p) for p in paths]
         for root in roots:
-            if not os.path.lexists(root):
-                raise C1Error(f"{root}: no such file or directory")
+            if not os.path.exists(root):
+                what = "broken symbolic link" if os.path.islink(root) else "no such file or directory"
+                raise C1Error(f"{root}: {what}")
         report = IndexReport(collection=self.settings.collection)
         with CollectionLock(self.settings.collection_dir):
             store = open_store(self.settings, self.embedder, create=True)
@@ -360,8 +361,22 @@ class Store:
             self.manifest.close()
 
 
+def _store_id(chroma_url: str | None) -> str:
+    """"embedded", or the server URL in one spelling (scheme added, trailing slash dropped)."""
+    if not chroma_url or chroma_url == "embedded":
+        return "embedded"
+    url = chroma_url if "://" in chroma_url else f"http://{chroma_url}"
+    return url.rstrip("/")
+
+
+def _describe_store(where: str) -> str:
+    return "the embedded store" if where == "embedded" else f"the Chroma server at {where}"
+
+
 def open_store(settings: Settings, embedder: Embedder | None, create: bool) -> Store:
-    """Open the three parts of a collection; refuse an embedder other than the recorded one."""
+    """Open the three parts of a collection; refuse an embedder or a Chroma store other than the
+    recorded ones (the manifest would claim chunks that the other store does not hold). Without
+    ``--chroma-url``, a collection indexed into a Chroma server is opened on that server."""
     from c1.corpus.lexical import LexicalIndex
     from c1.corpus.vectors import VectorStore
 
@@ -371,6 +386,18 @@ def open_store(settings: Settings, embedder: Embedder | None, create: bool) -> S
         raise C1Error(f"no index named {settings.collection!r} under {settings.home}: run `c1 index PATH` first")
     manifest = Manifest(manifest_path)
     recorded = manifest.get_meta("embedder")
+    recorded_where = manifest.get_meta("chroma")
+    if embedder is not None and manifest.counts()["chunks"] == 0:
+        recorded = recorded_where = None  # nothing stored yet (a first run that failed): rebind
+    if recorded_where and recorded_where != "embedded" and not settings.chroma_url:
+        settings = replace(settings, chroma_url=recorded_where)  # the collection's own server
+    where = _store_id(settings.chroma_url)
+    if recorded_where and _store_id(recorded_where) != where:
+        manifest.close()
+        raise C1Error(
+            f"collection {settings.collection!r} keeps its vectors in {_describe_store(recorded_where)}, "
+            f"not {_describe_store(where)}: use the same --chroma-url, or another --collection"
+        )
     if embedder is not None:
         if recorded and recorded != embedder.name:
             manifest.close()
@@ -380,6 +407,6 @@ def open_store(settings: Settings, embedder: Embedder | None, create: bool) -> S
             )
         if not recorded:
             manifest.set_meta("embedder", embedder.name)
-            manifest.set_meta("chroma", settings.chroma_url or "embedded")
+            manifest.set_meta("chroma", where)
     vectors = VectorStore(settings.home, settings.collection, settings.chroma_url, embedder.name if embedder else recorded, create)
     return Store(manifest, vectors, LexicalIndex(cdir / "lexical"))

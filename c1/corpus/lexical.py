@@ -79,3 +79,13 @@ class LexicalIndex:
     def count(self) -> int:
         self.index.reload()
         return self.index.searcher().num_docs
+
+    def all_ids(self) -> list[str]:
+        """Every stored chunk id, duplicates included (for consistency checks; a set hides them)."""
+        self.index.reload()
+        searcher = self.index.searcher()
+        n = searcher.num_docs
+        if n == 0:
+            return []
+        hits = searcher.search(self._tantivy.Query.all_query(), n).hits
+        return [searcher.doc(addr)["id"][0] for _, addr in hits]

@@ -1,0 +1,512 @@
+"""`c1 index` end to end on real files, with the real embedder, Chroma and tantivy.
+
+Covers: counts and the JSON report, metadata that survives into the stores, chunk ids, exact
+spans, incremental re-runs (nothing changed; one file changed, one deleted, one added), bad input,
+usage errors, one writer per collection, embedder mismatch, and crash safety (kill -9, Ctrl-C and
+failures injected at chosen points of the write sequence).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import chroma_collection, copy_file, enron_messages, inspect_collection, manifest_count, read_manifest
+
+CHUNK_ID = re.compile(r"^[a-z2-7]{8}_\d+$")
+REPORT_KEYS = {"collection", "added", "updated", "deleted", "unchanged", "skipped", "chunks", "seconds",
+               "chunks_per_second", "documents", "total_chunks", "repaired", "warnings"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def docs_by_key(paths: list[Path]) -> dict:
+    """Load the files again, as the indexer does: key → Document."""
+    from c1.corpus.loaders import load
+    from c1.corpus.walk import walk
+
+    sources, _ = walk([str(p) for p in paths], max_bytes=1 << 30)
+    return {d.key: d for s in sources for d in load(s)}
+
+
+# --- one indexed corpus, shared by the read-only tests of this module -------------------------
+
+
+@pytest.fixture(scope="module")
+def indexed(new_c1_env, small_corpus):
+    env = new_c1_env("indexed")
+    result = env.run("index", small_corpus.path, "--json")
+    assert result.rc == 0, result.stderr
+    env.report = result.json()
+    env.stderr = result.stderr
+    return env
+
+
+def test_report_counts(indexed, small_corpus):
+    r = indexed.report
+    assert REPORT_KEYS <= set(r)
+    assert r["collection"] == "default"
+    assert (r["added"], r["updated"], r["deleted"], r["unchanged"]) == (small_corpus.files, 0, 0, 0)
+    assert r["skipped"] == [] and r["repaired"] is False
+    assert r["documents"] == small_corpus.documents
+    assert r["chunks"] == r["total_chunks"] >= small_corpus.documents
+    assert r["seconds"] > 0 and r["chunks_per_second"] > 0
+    assert r["chunks_per_second"] == pytest.approx(r["chunks"] / r["seconds"], rel=0.02)
+    assert "Traceback" not in indexed.stderr
+
+
+def test_stores_agree(indexed, small_corpus):
+    state = inspect_collection(indexed.home)
+    state.assert_consistent()
+    assert len(state.manifest_ids) == indexed.report["total_chunks"]
+    assert len(state.files) == small_corpus.files
+    assert all(state.files.values()), "every file has its content hash"
+    assert state.meta["embedder"] == "minilm-l6-int8"
+
+
+def test_chunk_ids_are_short_and_stable(indexed):
+    state = inspect_collection(indexed.home)
+    assert all(CHUNK_ID.match(i) for i in state.manifest_ids), sorted(state.manifest_ids)[:5]
+    per_doc = Counter(c["doc_id"] for c in state.chunks)
+    for d in state.docs:
+        assert re.fullmatch(r"[a-z2-7]{8}", d["doc_id"])
+        assert sorted(c["n"] for c in state.chunks if c["doc_id"] == d["doc_id"]) == list(range(d["n_chunks"]))
+        assert per_doc[d["doc_id"]] == d["n_chunks"]
+    assert len({d["key"] for d in state.docs}) == len(state.docs)
+
+
+def test_source_id_survives_into_manifest_and_chroma(indexed, small_corpus):
+    state = inspect_collection(indexed.home)
+    jsonl = str(small_corpus.path / "hotpot" / "paragraphs.jsonl")
+    by_doc = {d["doc_id"]: d for d in state.docs}
+    assert {d["source_id"] for d in state.docs if d["path"] == jsonl} == set(small_corpus.source_ids)
+    assert all(d["source_id"] is None for d in state.docs if d["path"] != jsonl)
+
+    got = chroma_collection(indexed.home).col.get(include=["metadatas"])
+    metas = dict(zip(got["ids"], got["metadatas"]))
+    assert set(metas) == state.manifest_ids
+    for cid, meta in metas.items():
+        doc = by_doc[meta["doc"]]
+        assert cid == f"{meta['doc']}_{meta['n']}"
+        assert meta["path"] == doc["path"] and meta["title"] == (doc["title"] or "")
+        if doc["source_id"] is None:
+            assert "source_id" not in meta
+        else:
+            assert meta["source_id"] == doc["source_id"]
+    # Mail metadata travels too.
+    mail = [m for m in metas.values() if "/enron/" in m["path"]]
+    assert mail and all(m.get("from") and m.get("message_id") for m in mail)
+
+
+def test_spans_slice_the_document_text_exactly(indexed, small_corpus):
+    state = inspect_collection(indexed.home)
+    docs = docs_by_key([small_corpus.path])
+    by_doc = {d["doc_id"]: d for d in state.docs}
+    assert set(docs) == {d["key"] for d in state.docs}
+    got = chroma_collection(indexed.home).col.get(include=["documents", "metadatas"])
+    chroma = {i: (t, m) for i, t, m in zip(got["ids"], got["documents"], got["metadatas"])}
+    pages_seen = set()
+    for c in state.chunks:
+        doc = docs[by_doc[c["doc_id"]]["key"]]
+        assert doc.text[c["start"] : c["end"]] == c["text"], c["id"]
+        assert c["text"].strip()
+        assert c["page"] == doc.page_at(c["start"])
+        text, meta = chroma[c["id"]]
+        assert text == c["text"]
+        assert (meta["start"], meta["end"], meta.get("page")) == (c["start"], c["end"], c["page"])
+        if doc.path.endswith("pdflatex-4-pages.pdf"):
+            pages_seen.add(c["page"])
+    assert len(pages_seen) >= 3, f"a 4-page PDF should spread its chunks over pages, got {pages_seen}"
+
+
+def test_rerun_without_changes_embeds_nothing_and_is_fast(indexed, small_corpus):
+    before = inspect_collection(indexed.home)
+    started = time.monotonic()
+    result = indexed.run("index", small_corpus.path, "--json")
+    wall = time.monotonic() - started
+    r = result.json()
+    assert result.rc == 0
+    assert (r["added"], r["updated"], r["deleted"], r["chunks"]) == (0, 0, 0, 0)
+    assert r["unchanged"] == small_corpus.files
+    assert r["embed_seconds"] == 0
+    assert r["seconds"] < 5, r
+    assert wall < 20, wall  # process start-up included
+    after = inspect_collection(indexed.home)
+    after.assert_consistent()
+    assert after.manifest_ids == before.manifest_ids
+
+
+def test_status_json(indexed, small_corpus):
+    result = indexed.run("status", "--json")
+    assert result.rc == 0, result.stderr
+    out = result.json()
+    assert out["home"] == str(indexed.home)
+    (row,) = out["collections"]
+    assert row["collection"] == "default"
+    assert row["consistent"] is True and row["interrupted"] is False
+    assert row["documents"] == small_corpus.documents
+    assert row["chunks"] == row["chroma_chunks"] == row["lexical_chunks"] == indexed.report["total_chunks"]
+    assert row["embedder"] == "minilm-l6-int8"
+    plain = indexed.run("status")
+    assert plain.rc == 0 and "consistent" in plain.stdout
+
+
+def test_status_of_unknown_collection(indexed):
+    indexed.run("status", "--collection", "nope").assert_one_line_error(2, "nope")
+
+
+def test_embedder_mismatch_is_refused_before_connecting(indexed, small_corpus):
+    """A collection keeps its embedder: another one is refused before any connection is made."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        server.setblocking(False)
+        port = server.getsockname()[1]
+        result = indexed.run("index", small_corpus.path, "--embed-url", f"http://127.0.0.1:{port}/",
+                             "--embed-model", "x")
+        try:
+            server.accept()
+            connected = True
+        except BlockingIOError:
+            connected = False
+    line = result.assert_one_line_error(2, "embedder")
+    assert "minilm-l6-int8" in line and "openai:x" in line
+    assert not connected, "c1 contacted the embedding server before refusing"
+    assert result.stdout == ""
+    inspect_collection(indexed.home).assert_consistent()
+
+
+# --- incremental updates -----------------------------------------------------------------------
+
+
+def test_changed_deleted_added_are_counted_exactly(c1_home, run_c1, small_corpus, shared_data, tmp_path):
+    from c1.corpus.lexical import LexicalIndex
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(small_corpus.path, corpus)
+    first = run_c1("index", corpus, "--json").json()
+    before = inspect_collection(c1_home)
+    before_docs = {d["key"]: d["doc_id"] for d in before.docs}
+
+    changed_mail = sorted((corpus / "enron").rglob("*."))[0]
+    with open(changed_mail, "a", encoding="utf-8") as f:
+        f.write("\n\nP.S. The pipeline inspection moved to Thursday; bring the right-of-way maps.\n")
+    jsonl = corpus / "hotpot" / "paragraphs.jsonl"
+    lines = jsonl.read_text(encoding="utf-8").splitlines(keepends=True)
+    dropped = json.loads(lines[-1])["id"]
+    jsonl.write_text("".join(lines[:-1]), encoding="utf-8")
+    deleted_pdf = corpus / "pdf" / "minimal-document.pdf"
+    deleted_key = str(deleted_pdf)
+    deleted_pdf.unlink()
+    touched_only = corpus / "pdf" / "google-doc-document.pdf"  # new mtime, same bytes: unchanged
+    st = touched_only.stat()
+    os.utime(touched_only, ns=(st.st_atime_ns, st.st_mtime_ns + 10**10))
+    new_msg = enron_messages(shared_data)[-1]
+    added = copy_file(new_msg, corpus / "enron" / "zz-new" / "inbox" / new_msg.name)
+
+    result = run_c1("index", corpus, "--json")
+    r = result.json()
+    assert result.rc == 0, result.stderr
+    assert (r["added"], r["updated"], r["deleted"]) == (1, 2, 1), r
+    assert r["unchanged"] == first["added"] - 3
+    assert r["skipped"] == [] and r["repaired"] is False
+
+    after = inspect_collection(c1_home)
+    after.assert_consistent()
+    touched = {str(changed_mail), str(jsonl), str(added)}
+    touched_ids = {f"{d['doc_id']}_{n}" for d in after.docs if d["path"] in touched for n in range(d["n_chunks"])}
+    assert r["chunks"] == len(touched_ids), "exactly the chunks of changed and added files were embedded"
+    # Untouched documents keep their ids and chunks.
+    for d in after.docs:
+        if d["path"] not in touched:
+            assert before_docs[d["key"]] == d["doc_id"]
+    gone = {before_docs[deleted_key], before_docs[f"{jsonl}#{dropped}"]}
+    assert gone.isdisjoint(d["doc_id"] for d in after.docs)
+    assert not [i for i in after.manifest_ids if i.rsplit("_", 1)[0] in gone]
+    assert deleted_key not in after.files and deleted_key not in {d["path"] for d in after.docs}
+    assert dropped not in {d["source_id"] for d in after.docs}
+    assert str(added) in after.files
+    # The new text is searchable.
+    hits = LexicalIndex(c1_home / "collections" / "default" / "lexical").search("pipeline inspection Thursday maps", 3)
+    changed_doc = next(d["doc_id"] for d in after.docs if d["path"] == str(changed_mail))
+    assert hits and hits[0][0].startswith(changed_doc + "_")
+
+    # Removing a whole folder deletes its files.
+    shutil.rmtree(corpus / "pdf")
+    r3 = run_c1("index", corpus, "--json").json()
+    assert (r3["deleted"], r3["added"], r3["updated"], r3["chunks"]) == (2, 0, 0, 0)
+    inspect_collection(c1_home).assert_consistent()
+
+
+def test_indexing_a_second_path_leaves_the_first_alone(c1_home, run_c1, enron_folder, tmp_path):
+    first = enron_folder(3, "a")
+    second = tmp_path / "b"
+    second.mkdir()
+    (second / "memo.md").write_text("# Memo\n\nThe west desk closes early on Friday.\n")
+    run_c1("index", first, "--json")
+    r = run_c1("index", second, "--json").json()
+    assert (r["added"], r["deleted"]) == (1, 0)
+    state = inspect_collection(c1_home)
+    state.assert_consistent()
+    assert len(state.files) == 4
+
+
+# --- bad input and usage errors ------------------------------------------------------------------
+
+
+@pytest.fixture
+def bad_folder(tmp_path, shared_data) -> tuple[Path, dict[str, str]]:
+    """A folder of real bad input, and for each bad path a word its reason must contain."""
+    d = tmp_path / "bad"
+    d.mkdir()
+    (d / "good.txt").write_text("Gas prices at the Henry Hub rose sharply in December.\n\nTraders expect more.\n")
+    (d / "latin1.txt").write_bytes("Caf\u00e9 r\u00e9sum\u00e9: the na\u00efve trader's notes.\n".encode("cp1252"))
+    (d / "empty.txt").write_bytes(b"")
+    (d / "program.txt").write_bytes(Path(sys.executable).resolve().read_bytes()[:65536])
+    (d / "sjis.txt").write_bytes(("東京のガス市場についての報告書です。" * 20).encode("shift_jis"))
+    (d / "bad.jsonl").write_text("this is not json\n{also not\n[1, 2]\n")
+    copy_file(shared_data / "pdf/pdfplumber_tests/empty.pdf", d / "empty.pdf")
+    copy_file(shared_data / "pdf/pypdf_sample_files/017-unreadable-meta-data/unreadablemetadata.pdf", d / "damaged.pdf")
+    copy_file(shared_data / "pdf/pdfplumber_tests/password-example.pdf", d / "locked.pdf")
+    os.symlink(".", d / "loop")
+    reasons = {
+        "empty.txt": "empty", "program.txt": "binary", "sjis.txt": "utf-8", "bad.jsonl": "jsonl",
+        "empty.pdf": "empty", "damaged.pdf": "damaged", "locked.pdf": "encrypted", "loop": "loop",
+    }
+    return d, {str(d / name): word for name, word in reasons.items()}
+
+
+def test_bad_input_is_skipped_listed_and_counted(c1_home, run_c1, bad_folder):
+    folder, expected = bad_folder
+    result = run_c1("index", folder, "--json")
+    assert result.rc == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    r = result.json()
+    skipped = {s["path"]: s["reason"] for s in r["skipped"]}
+    assert set(skipped) == set(expected), skipped
+    for path, word in expected.items():
+        assert word in skipped[path].lower(), (path, skipped[path])
+        assert "\n" not in skipped[path]
+    assert r["added"] == 2  # good.txt, and latin1.txt read as Windows-1252 with a warning
+    assert [w["path"] for w in r["warnings"]] == [str(folder / "latin1.txt")]
+    assert "8 file(s) skipped" in result.stderr
+    for path in expected:
+        assert path in result.stderr
+    state = inspect_collection(c1_home)
+    state.assert_consistent()
+    assert {d["path"] for d in state.docs} == {str(folder / "good.txt"), str(folder / "latin1.txt")}
+
+    strict = run_c1("index", folder, "--json", "--strict")
+    assert strict.rc == 1, strict.stderr
+    assert "Traceback" not in strict.stderr
+    assert {s["path"] for s in strict.json()["skipped"]} == set(expected)
+    inspect_collection(c1_home).assert_consistent()
+
+
+def test_strict_with_clean_input_exits_0(c1_home, run_c1, enron_folder):
+    result = run_c1("index", enron_folder(2), "--strict", "--quiet")
+    assert result.rc == 0 and result.stderr == "", result.stderr
+
+
+def test_nonexistent_path_is_a_one_line_error(c1_home, run_c1, tmp_path):
+    run_c1("index", tmp_path / "nope").assert_one_line_error(2, "nope", "no such file")
+    (tmp_path / "real.txt").write_text("A real file.\n")
+    result = run_c1("index", tmp_path / "real.txt", tmp_path / "missing", "--json")
+    result.assert_one_line_error(2, "missing")
+    assert result.stdout == ""
+    assert not (c1_home / "collections").exists(), "nothing may be indexed when a path is wrong"
+
+
+def test_dangling_symlink_path_is_a_one_line_error(c1_home, run_c1, tmp_path):
+    os.symlink(tmp_path / "gone", tmp_path / "link")
+    run_c1("index", tmp_path / "link").assert_one_line_error(2, "link")
+
+
+def test_second_concurrent_index_fails_fast(c1_home, run_c1, c1_popen, enron_folder):
+    folder = enron_folder(40, smallest=True)
+    manifest = c1_home / "collections" / "default" / "manifest.sqlite"
+    first = c1_popen("index", folder, "--json", "--quiet", batch_chunks=4)
+    wait_for(lambda: manifest_count(manifest, "files") > 0, first, "the first run to commit a batch")
+    started = time.monotonic()
+    second = run_c1("index", folder, "--json")
+    elapsed = time.monotonic() - started
+    second.assert_one_line_error(2, "another", "c1 index")
+    assert elapsed < 30, elapsed
+    out, err = first.communicate(timeout=600)
+    assert first.returncode == 0, err
+    assert json.loads(out)["added"] == 40
+    inspect_collection(c1_home).assert_consistent()
+
+
+def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, run_c1, enron_folder):
+    """An embedding server that is down on the very first run must not lock the collection to it."""
+    folder = enron_folder(2)
+    down = run_c1("index", folder, "--embed-url", f"http://127.0.0.1:{free_port()}", "--embed-model", "x")
+    down.assert_one_line_error(2, "embedding server")
+    result = run_c1("index", folder, "--json")
+    assert result.rc == 0, result.stderr
+    r = result.json()
+    assert r["added"] == 2
+    state = inspect_collection(c1_home)
+    state.assert_consistent()
+    assert state.meta["embedder"] == "minilm-l6-int8"
+
+
+# --- crash safety -------------------------------------------------------------------------------
+
+
+def wait_for(predicate, proc, what: str, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if proc.poll() is not None:
+            pytest.fail(f"c1 index ended (exit {proc.returncode}) before {what}:\n{proc.stderr.read()}")
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def assert_fully_indexed(home: Path, folder: Path, n_files: int) -> None:
+    """Every file of ``folder`` indexed exactly once, and the three stores agree."""
+    state = inspect_collection(home)
+    state.assert_consistent()
+    assert len(state.files) == n_files and all(state.files.values())
+    assert all(p.startswith(str(folder)) for p in state.files)
+    per_file = Counter(d["path"] for d in state.docs)
+    assert set(per_file) == set(state.files) and set(per_file.values()) == {1}, "one document per message"
+
+
+@pytest.mark.slow
+def test_kill_9_mid_run_is_repaired(c1_home, run_c1, c1_popen, enron_folder):
+    n = 60
+    folder = enron_folder(n, smallest=True)
+    manifest = c1_home / "collections" / "default" / "manifest.sqlite"
+    proc = c1_popen("index", folder, "--json", "--quiet", batch_chunks=8)
+    wait_for(lambda: manifest_count(manifest, "files") > 0, proc, "the first batch to be committed")
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+
+    status = run_c1("status", "--json").json()["collections"][0]
+    assert status["interrupted"] is True and status["consistent"] is False
+    committed = len(read_manifest(manifest)["files"])
+    assert 0 < committed < n
+
+    result = run_c1("index", folder, "--json")
+    assert result.rc == 0, result.stderr
+    r = result.json()
+    assert r["repaired"] is True
+    assert r["unchanged"] == committed and r["added"] == n - committed
+    assert r["updated"] == r["deleted"] == 0 and r["skipped"] == []
+    assert "repaired" in result.stderr
+    assert_fully_indexed(c1_home, folder, n)
+    status = run_c1("status", "--json").json()["collections"][0]
+    assert status["consistent"] is True and status["interrupted"] is False
+
+
+@pytest.mark.slow
+def test_ctrl_c_exits_130_and_the_next_run_completes(c1_home, run_c1, c1_popen, enron_folder):
+    n = 40
+    folder = enron_folder(n, smallest=True)
+    manifest = c1_home / "collections" / "default" / "manifest.sqlite"
+    proc = c1_popen("index", folder, "--json", "--quiet", batch_chunks=8)
+    wait_for(lambda: manifest_count(manifest, "files") > 0, proc, "the first batch to be committed")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert out == ""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "interrupted" in lines[0], err
+    assert "Traceback" not in err
+
+    result = run_c1("index", folder, "--json")
+    assert result.rc == 0, result.stderr
+    r = result.json()
+    assert r["repaired"] is True
+    assert r["added"] + r["unchanged"] == n and r["added"] > 0 and r["unchanged"] > 0
+    assert_fully_indexed(c1_home, folder, n)
+
+
+class InjectedCrash(Exception):
+    pass
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from c1.corpus.embedders import make_embedder
+
+    return make_embedder()
+
+
+CRASH_POINTS = [
+    # (what fails, on which call, during which run)
+    ("c1.corpus.manifest.Manifest.replace_files", 2, "first"),  # Chroma and tantivy ahead of the manifest
+    ("c1.corpus.vectors.VectorStore.upsert", 2, "first"),  # batch marked pending, nothing written
+    ("c1.corpus.lexical.LexicalIndex.add", 7, "first"),  # Chroma written, tantivy half written
+    ("c1.corpus.manifest.Manifest.remove_files", 1, "update"),  # a deleted file gone from Chroma only
+    ("c1.corpus.manifest.Manifest.replace_files", 1, "update"),  # changed file's new chunks not recorded
+]
+
+
+@pytest.mark.parametrize("target,nth,run", CRASH_POINTS, ids=[f"{t.rsplit('.', 2)[-2]}.{t.rsplit('.', 1)[-1]}#{n}-{r}" for t, n, r in CRASH_POINTS])
+def test_injected_crash_is_repaired_by_the_next_run(c1_home, enron_folder, embedder, monkeypatch, target, nth, run):
+    from c1.commands.status import collection_status
+    from c1.config import load_settings
+    from c1.corpus.indexer import Indexer
+
+    monkeypatch.setattr("c1.corpus.indexer.BATCH_CHUNKS", 4)  # several batches from a few files
+    folder = enron_folder(10, smallest=True)
+    settings = load_settings()
+    if run == "update":
+        Indexer(settings, embedder).run([str(folder)])
+        files = sorted(p for p in folder.rglob("*.") if p.is_file())
+        with open(files[0], "a") as f:
+            f.write("\n\nAddendum: the meeting is cancelled.\n")
+        files[1].unlink()
+        expected_files = 9
+    else:
+        expected_files = 10
+
+    owner, name = target.rsplit(".", 1)
+    module, cls = owner.rsplit(".", 1)
+    klass = getattr(__import__(module, fromlist=[cls]), cls)
+    original = getattr(klass, name)
+    calls = {"n": 0}
+
+    def failing(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == nth:
+            raise InjectedCrash(f"{name} call {nth}")
+        return original(self, *args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(klass, name, failing)
+        with pytest.raises(InjectedCrash):
+            Indexer(settings, embedder).run([str(folder)])
+    status = collection_status(settings)
+    assert status["interrupted"] is True and status["consistent"] is False
+
+    report = Indexer(settings, embedder).run([str(folder)])
+    assert report.repaired is True
+    assert report.skipped == []
+    assert_fully_indexed(c1_home, folder, expected_files)
+    if run == "update":
+        assert any("Addendum: the meeting is cancelled." in c["text"] for c in inspect_collection(c1_home).chunks)
+    again = Indexer(settings, embedder).run([str(folder)])
+    assert (again.added, again.updated, again.deleted, again.chunks, again.repaired) == (0, 0, 0, 0, False)
+    assert again.unchanged == expected_files
+    assert collection_status(settings)["consistent"] is True
