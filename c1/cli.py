@@ -132,8 +132,15 @@ ToolNames = Annotated[Optional[str], typer.Option("--tool-names", help="Rename t
 MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", min=1, help="Cap on tokens the model generates per turn.")]
 
 
-def _agent_settings(*, base_url=None, **flags):
-    return _settings(base_urls=tuple(base_url or ()), **flags)
+AGENT_FLAGS = ("collection", "home", "chroma_url", "embed_url", "embed_model", "policy", "parallel", "max_docs",
+               "budget", "soft_threshold", "hard_cutoff", "max_turns", "model", "api_key", "reasoning_effort",
+               "temperature", "seed", "tool_names", "max_tokens")
+
+
+def _agent_settings(flags: dict):
+    """Settings from a command's locals: the shared agent flags, ``--base-url`` as ``base_urls``."""
+    chosen = {k: v for k, v in flags.items() if k in AGENT_FLAGS}
+    return _settings(base_urls=tuple(flags.get("base_url") or ()), **chosen)
 
 
 # search --------------------------------------------------------------------------------------
@@ -168,13 +175,7 @@ def search(
     """Search a collection with the agent; print the ranked supporting documents."""
     from c1.commands.search import run_search_command
 
-    settings = _agent_settings(
-        collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
-        policy=policy, parallel=parallel, max_docs=max_docs, budget=budget, soft_threshold=soft_threshold,
-        hard_cutoff=hard_cutoff, max_turns=max_turns, base_url=base_url, model=model, api_key=api_key,
-        reasoning_effort=reasoning_effort, temperature=temperature, seed=seed, tool_names=tool_names,
-        max_tokens=max_tokens,
-    )
+    settings = _agent_settings(locals())
     _run(run_search_command, settings, query, json_out=json_out, jsonl=jsonl, quiet=quiet, save_trajectory=save_trajectory)
 
 
@@ -224,12 +225,7 @@ def serve(
     """Serve Context-1 on vLLM (MXFP4) and the search API (POST /v1/search); or only the API."""
     from c1.commands.serve import ApiOptions, VllmFlags, run_serve
 
-    settings = _agent_settings(
-        collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
-        policy=policy, parallel=parallel, max_docs=max_docs, budget=budget, max_turns=max_turns, base_url=base_url,
-        model=model, api_key=api_key, reasoning_effort=reasoning_effort, temperature=temperature, seed=seed,
-        tool_names=tool_names, max_tokens=max_tokens,
-    )
+    settings = _agent_settings(locals())
     vllm = VllmFlags(vllm_model, served_model_name, host, port, chroma_port, quantize, gpu_memory_utilization,
                      tensor_parallel_size, tuple(lora or ()), seed or 0, ready_timeout)
     api = ApiOptions(api_host, api_port, token, max_concurrency, timeout, max_body, verbose)
@@ -263,12 +259,7 @@ def mcp(
     """The agent as a Model Context Protocol server on stdio (tools: search, status)."""
     from c1.commands.mcp import run_mcp
 
-    settings = _agent_settings(
-        collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
-        policy=policy, parallel=parallel, max_docs=max_docs, budget=budget, max_turns=max_turns, base_url=base_url,
-        model=model, api_key=api_key, reasoning_effort=reasoning_effort, temperature=temperature, seed=seed,
-        tool_names=tool_names, max_tokens=max_tokens,
-    )
+    settings = _agent_settings(locals())
     _run(run_mcp, settings, max_concurrency=max_concurrency, timeout_s=timeout)
 
 
