@@ -27,7 +27,8 @@ def _summary(report) -> None:
         f"[bold]{report.collection}[/]: {report.added} added, {report.updated} updated, "
         f"{report.deleted} deleted, {report.unchanged} unchanged, {len(report.skipped)} skipped — "
         f"{report.chunks} chunks embedded in {report.seconds:.1f}s ({report.chunks_per_second:.1f}/s); "
-        f"{report.documents} documents, {report.total_chunks} chunks in the collection"
+        f"{report.documents} documents, {report.total_chunks} chunks in the collection",
+        soft_wrap=True,
     )
     if report.repaired:
         con.print("repaired the state left by an interrupted run")
