@@ -13,8 +13,11 @@ def collection_status(settings: Settings) -> dict:
     store = open_store(settings, None, create=False)
     try:
         counts = store.manifest.counts()
-        chroma = store.vectors.count()
-        lexical = store.lexical.count()
+        expected = store.manifest.chunk_ids()
+        chroma_ids = store.vectors.all_ids()
+        lexical_ids = store.lexical.all_ids()
+        chroma, lexical = len(chroma_ids), len(lexical_ids)
+        same = chroma_ids == expected and set(lexical_ids) == expected and lexical == len(expected)
         return {
             "collection": settings.collection,
             "files": counts["files"],
@@ -25,7 +28,7 @@ def collection_status(settings: Settings) -> dict:
             "path": str(settings.collection_dir),
             "chroma_chunks": chroma,
             "lexical_chunks": lexical,
-            "consistent": chroma == counts["chunks"] == lexical and store.manifest.get_meta("dirty") != "1",
+            "consistent": same and store.manifest.get_meta("dirty") != "1",
             "interrupted": store.manifest.get_meta("dirty") == "1",
         }
     finally:
