@@ -28,7 +28,9 @@ from c1.corpus.ids import chunk_id, doc_id_for
 from c1.corpus.manifest import Chunk, DocRecord, FileRecord, Manifest
 from c1.errors import C1Error
 
-BATCH_CHUNKS = 256
+BATCH_CHUNKS = 64
+"""Chunks per write batch: small enough that progress moves every few seconds on a laptop CPU,
+large enough that the per-batch commits (tantivy, manifest) stay a small share of the time."""
 
 
 @dataclass
