@@ -303,16 +303,29 @@ class SmallCorpus:
     """The ``id`` of each HotpotQA paragraph in ``hotpot/paragraphs.jsonl``."""
 
 
-def hotpot_paragraphs(shared: Path, records: int) -> list[dict]:
-    """``{"id", "title", "text"}`` for the paragraphs of the first records (title = Wikipedia page, unique)."""
-    out, seen = [], set()
+def hotpot_records(shared: Path, records: int, start: int = 0) -> list[dict]:
+    """HotpotQA records ``start`` … ``start + records - 1`` of the shared file."""
     with open(shared / "hotpotqa" / "hotpotqa_dev_distractor_200.jsonl", encoding="utf-8") as f:
-        for line, _ in zip(f, range(records)):
-            for title, sentences in json.loads(line)["context"]:
-                if title not in seen:
-                    seen.add(title)
-                    out.append({"id": title, "title": title, "text": "".join(sentences).strip()})
+        lines = f.read().splitlines()
+    return [json.loads(line) for line in lines[start : start + records]]
+
+
+def hotpot_paragraphs(shared: Path, records: int, start: int = 0) -> list[dict]:
+    """``{"id", "title", "text"}`` for the paragraphs of those records (title = Wikipedia page, unique)."""
+    out, seen = [], set()
+    for record in hotpot_records(shared, records, start):
+        for title, sentences in record["context"]:
+            if title not in seen:
+                seen.add(title)
+                out.append({"id": title, "title": title, "text": "".join(sentences).strip()})
     return out
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    with open(path, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
 
 
 def write_small_corpus(shared: Path, dest: Path) -> SmallCorpus:

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -22,8 +21,9 @@ from c1.agent.tools import ToolConfig, Tools
 from c1.config import Settings
 from c1.corpus.embedders import MiniLMEmbedder
 from c1.corpus.indexer import Indexer
+from conftest import hotpot_paragraphs, hotpot_records, shared_data_dir, write_jsonl
 
-DATA = Path(os.environ.get("C1_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = shared_data_dir()
 HOTPOT = DATA / "hotpotqa" / "hotpotqa_dev_distractor_200.jsonl"
 RECORDS = 4  # 40 paragraphs
 
@@ -33,14 +33,8 @@ def corpus_settings(tmp_path_factory):
     if not HOTPOT.exists():
         pytest.skip(f"shared data not found at {DATA} (set C1_SHARED_DATA)")
     root = tmp_path_factory.mktemp("agent")
-    records = [json.loads(line) for line in HOTPOT.read_text().splitlines()[:RECORDS]]
-    seen = set()
-    with open(root / "paras.jsonl", "w") as f:
-        for r in records:
-            for title, sents in r["context"]:
-                if title not in seen:
-                    seen.add(title)
-                    f.write(json.dumps({"id": title, "title": title, "text": "".join(sents)}) + "\n")
+    records = hotpot_records(DATA, RECORDS)
+    write_jsonl(root / "paras.jsonl", hotpot_paragraphs(DATA, RECORDS))
     settings = Settings(home=root / "home")
     Indexer(settings, MiniLMEmbedder()).run([str(root / "paras.jsonl")])
     return settings, records

@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -24,8 +23,9 @@ from c1.agent.search import run_search
 from c1.config import Settings
 from c1.corpus.embedders import MiniLMEmbedder
 from c1.corpus.indexer import Indexer
+from conftest import hotpot_paragraphs, hotpot_records, shared_data_dir, write_jsonl
 
-DATA = Path(os.environ.get("C1_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = shared_data_dir()
 HOTPOT = DATA / "hotpotqa" / "hotpotqa_dev_distractor_200.jsonl"
 FIRST, LAST = 15, 18  # records [15, 18): two bridge questions and one comparison
 BRIDGE, COMPARISON = 15, 16  # "... linebacker for the Seattle Seahawks ... "Lawless"?" / "Summer Wars or The Secret of Kells?"
@@ -36,14 +36,8 @@ def world(tmp_path_factory):
     if not HOTPOT.exists():
         pytest.skip(f"shared data not found at {DATA} (set C1_SHARED_DATA)")
     root = tmp_path_factory.mktemp("builtin")
-    records = [json.loads(line) for line in HOTPOT.read_text().splitlines()[FIRST:LAST]]
-    seen = set()
-    with open(root / "paras.jsonl", "w") as f:
-        for r in records:
-            for title, sents in r["context"]:
-                if title not in seen:
-                    seen.add(title)
-                    f.write(json.dumps({"id": title, "title": title, "text": "".join(sents)}) + "\n")
+    records = hotpot_records(DATA, LAST - FIRST, FIRST)
+    write_jsonl(root / "paras.jsonl", hotpot_paragraphs(DATA, LAST - FIRST, FIRST))
     settings = Settings(home=root / "home", max_docs=2)
     embedder = MiniLMEmbedder()
     Indexer(settings, embedder).run([str(root / "paras.jsonl")])

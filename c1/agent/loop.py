@@ -15,7 +15,7 @@ from c1.agent import events as ev
 from c1.agent.context import Block, Context, Message
 from c1.agent.output import Ranked, parse_final
 from c1.agent.policy import AgentState, Policy, PolicyError
-from c1.agent.tools import PRUNE, Observation, Tools
+from c1.agent.tools import Observation, Tools
 from c1.corpus.ids import doc_of
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from c1.agent.context import Block, Context, Shown
-from c1.agent.corpus import Corpus, Hit
+from c1.agent.corpus import Corpus
 from c1.agent.events import ChunkRef
 from c1.corpus.manifest import Chunk, DocRecord
 
