@@ -18,6 +18,8 @@ from c1.agent.events import ChunkRef
 from c1.corpus.manifest import Chunk, DocRecord
 
 SEARCH, GREP, READ, PRUNE = "search_corpus", "grep_corpus", "read_document", "prune_chunks"
+PARAMS = {SEARCH: "query", GREP: "pattern", READ: "doc_id", PRUNE: "chunk_ids"}
+"""Each tool's one argument."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,12 @@ class Tools:
     def model_name(self, tool: str) -> str:
         return self._to_model[tool]
 
+    def harness_name(self, name: str) -> str | None:
+        """The harness name of a tool as the model called it (None for an unknown tool)."""
+        return self._from_model.get(name)
+
     def is_prune(self, name: str) -> bool:
-        return self._from_model.get(name) == PRUNE
+        return self.harness_name(name) == PRUNE
 
     # dispatch ---------------------------------------------------------------------------
     def begin_turn(self, turn: int) -> None:
@@ -137,7 +143,7 @@ class Tools:
 
     @staticmethod
     def _param(tool: str) -> str:
-        return {SEARCH: "query", GREP: "pattern", READ: "doc_id", PRUNE: "chunk_ids"}[tool]
+        return PARAMS[tool]
 
     # the tools --------------------------------------------------------------------------
     def search(self, query: str) -> Callable[[], Observation]:

@@ -132,7 +132,7 @@ def run_task(corpus, settings, task: dict, policy: Policy, run: int = 0,
     finished, error, calls = None, None, []
     for e in agent.run(task["question"]):
         if isinstance(e, ev.ToolCalled):
-            calls.append(tools._from_model.get(e.name, e.name))
+            calls.append(tools.harness_name(e.name) or e.name)
         elif isinstance(e, ev.Finished):
             finished = e
         elif isinstance(e, ev.RunError):

@@ -41,7 +41,7 @@ from c1.agent.context import ToolCall
 from c1.agent.policy import AgentState, PolicyError, Reply
 from c1.errors import C1Error
 
-PARAMS = {"search_corpus": "query", "grep_corpus": "pattern", "read_document": "doc_id", "prune_chunks": "chunk_ids"}
+from c1.agent.tools import PARAMS  # noqa: E402  (each tool's one argument)
 
 DEFAULT_TIMEOUT = 300.0
 """Seconds to wait for one chat completion (a long reasoning turn on a big model)."""
