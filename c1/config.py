@@ -8,6 +8,7 @@ The index home is ``$C1_HOME`` (or ``home`` in the file), else ``$XDG_DATA_HOME/
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -59,14 +60,70 @@ class Settings:
 
     def with_flags(self, **flags: Any) -> "Settings":
         """Apply command-line values; ``None`` means "flag not given"."""
-        given = {k: _coerce(k, v) for k, v in flags.items() if v is not None and v != ()}
+        given = {k: _coerce(k, v, _flag(k)) for k, v in flags.items() if v is not None and v != ()}
         return replace(self, **given)
 
 
 _FIELDS = {f.name: f for f in fields(Settings)}
 
+COLLECTION_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?")
+"""A collection name: what Chroma accepts after the ``c1-`` prefix (letters, digits, ``. _ -``, starting
+and ending with a letter or digit, no ``..``), at most 63 characters. It is also a safe single path
+component: no separator, never ``.`` or ``..``, so a collection never lives outside ``$C1_HOME``."""
 
-def _coerce(name: str, value: Any) -> Any:
+
+def collection_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a collection name, or None."""
+    if COLLECTION_NAME.fullmatch(name) and ".." not in name:
+        return None
+    return (f"{name!r} is not a collection name: use 1-63 letters, digits, '.', '_' or '-', "
+            "starting and ending with a letter or digit")
+
+
+RANGES: dict[str, tuple[float | None, float | None, bool]] = {
+    # name: (minimum, maximum, minimum excluded)
+    "max_file_mb": (0, None, True),
+    "chunk_tokens": (32, None, False),
+    "chunk_overlap": (0, None, False),
+    "budget": (1024, None, False),
+    "soft_threshold": (0.05, 1.0, False),
+    "hard_cutoff": (0.1, 1.0, False),
+    "max_turns": (1, None, False),
+    "max_docs": (1, None, False),
+    "parallel": (1, 32, False),
+    "temperature": (0, None, False),
+    "max_tokens": (1, None, False),
+}
+"""The same bounds as the command-line flags: a value from the config file or a ``C1_*`` variable
+must pass them too (``C1_PARALLEL=1000`` would otherwise start a thousand agents)."""
+
+CHOICES = {"policy": ("auto", "llm", "builtin"), "reasoning_effort": ("low", "medium", "high")}
+
+
+def _flag(name: str) -> str:
+    return "--base-url" if name == "base_urls" else "--" + name.replace("_", "-")
+
+
+def _check(name: str, value: Any) -> str | None:
+    """What is wrong with an already-typed value, or None."""
+    if name == "collection":
+        return collection_name_problem(value)
+    if name in CHOICES and value not in CHOICES[name]:
+        return f"{value!r} is not one of {', '.join(CHOICES[name])}"
+    if name in RANGES:
+        low, high, open_low = RANGES[name]
+        if value != value:  # NaN
+            return "not a number"
+        if low is not None and (value <= low if open_low else value < low):
+            return f"{value:g} must be {'greater than' if open_low else 'at least'} {low:g}"
+        if high is not None and value > high:
+            return f"{value:g} must be at most {high:g}"
+    return None
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    """``value`` converted to the field's type and checked; errors name the setting and ``source``
+    (the flag, the ``C1_*`` variable or the config file) in one line."""
     if name not in _FIELDS:
         raise C1Error(f"unknown setting {name!r}")
     kind = str(_FIELDS[name].type)
@@ -78,12 +135,19 @@ def _coerce(name: str, value: Any) -> Any:
                 return tuple(u.strip() for u in value.split(",") if u.strip())
             return tuple(value)
         if "int" in kind and "float" not in kind:
-            return int(value)
-        if "float" in kind:
-            return float(value)
-        return str(value)
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError(value)
+            typed: Any = int(value)
+        elif "float" in kind:
+            typed = float(value)
+        else:
+            typed = str(value)
     except (TypeError, ValueError):
-        raise C1Error(f"setting {name!r}: {value!r} is not a valid {kind.split(' ')[0]}") from None
+        raise C1Error(f"setting {name!r}: {value!r} is not a valid {kind.split(' ')[0]} ({source})") from None
+    problem = _check(name, typed)
+    if problem:
+        raise C1Error(f"setting {name!r}: {problem} ({source})")
+    return typed
 
 
 def config_path() -> Path:
@@ -103,7 +167,7 @@ def _from_file(path: Path) -> dict[str, Any]:
     unknown = sorted(set(data) - set(_FIELDS))
     if unknown:
         raise C1Error(f"config file {path}: unknown key(s) {', '.join(unknown)}")
-    return {k: _coerce(k, v) for k, v in data.items()}
+    return {k: _coerce(k, v, f"config file {path}") for k, v in data.items()}
 
 
 def _from_env() -> dict[str, Any]:
@@ -111,9 +175,13 @@ def _from_env() -> dict[str, Any]:
     for name in _FIELDS:
         value = os.environ.get(f"C1_{name.upper()}")
         if value not in (None, ""):
-            out[name] = _coerce(name, value)
+            out[name] = _coerce(name, value, "$C1_" + name.upper())
     return out
 
 
 def load_settings() -> Settings:
-    return Settings(**{**_from_file(config_path()), **_from_env()})
+    settings = Settings(**{**_from_file(config_path()), **_from_env()})
+    if settings.chunk_overlap * 2 > settings.chunk_tokens:
+        raise C1Error(f"setting 'chunk_overlap': {settings.chunk_overlap} must be at most half of chunk_tokens "
+                      f"({settings.chunk_tokens})")
+    return settings

@@ -1,4 +1,11 @@
-"""Where things are printed: rich output to stderr, results to stdout. Nothing heavy at import."""
+"""Where things are printed: rich output to stderr, results to stdout. Nothing heavy at import.
+
+Every string that comes from the user, a file or a library (paths, collection names, titles,
+exception messages, install hints such as ``c1[mcp]``) is text, never rich markup: ``error``,
+``warn`` and ``note`` take plain text, and code that builds markup around such a string passes
+it through :func:`escape` first. Unescaped, ``no[/]such`` raises rich's MarkupError and
+``[draft] notes`` or ``c1[mcp]`` silently lose their brackets.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +18,27 @@ from functools import cache
 def err():
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, emoji=False)
+
+
+def escape(value) -> str:
+    """``value`` as text that rich prints literally inside markup (brackets and a trailing backslash)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(str(value))
 
 
 def error(message: str) -> None:
-    err().print(f"[bold red]c1: error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    err().print(f"[bold red]c1: error:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 def warn(message: str) -> None:
-    err().print(f"[yellow]c1: warning:[/] {message}", soft_wrap=True)
+    err().print(f"[yellow]c1: warning:[/] {escape(message)}", soft_wrap=True)
+
+
+def note(message: str) -> None:
+    """A dim line of information on stderr (the policy in use, what a repair did)."""
+    err().print(f"[dim]{escape(message)}[/]", soft_wrap=True)
 
 
 def emit_json(obj) -> None:

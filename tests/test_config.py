@@ -166,3 +166,80 @@ def test_cli_bad_env_value_is_one_line_exit_2(run_c1):
 
 def test_cli_missing_c1_config_is_one_line_exit_2(run_c1, tmp_path):
     run_c1("status", env={"C1_CONFIG": str(tmp_path / "nope.toml")}).assert_one_line_error(2, "does not exist")
+
+
+# --- every layer passes the same checks ------------------------------------------------------
+
+
+@pytest.mark.parametrize("var,value,fragment", [
+    ("C1_BUDGET", "10", "at least 1024"),
+    ("C1_MAX_DOCS", "-3", "at least 1"),
+    ("C1_PARALLEL", "1000", "at most 32"),
+    ("C1_MAX_FILE_MB", "-5", "greater than 0"),
+    ("C1_SOFT_THRESHOLD", "7", "at most 1"),
+    ("C1_HARD_CUTOFF", "nan", "not a number"),
+    ("C1_MAX_TURNS", "0", "at least 1"),
+    ("C1_POLICY", "clever", "auto, llm, builtin"),
+    ("C1_REASONING_EFFORT", "max", "low, medium, high"),
+    ("C1_COLLECTION", "../escape", "not a collection name"),
+    ("C1_COLLECTION", "a b", "not a collection name"),
+])
+def test_env_values_pass_the_flag_checks(c1_home, monkeypatch, var, value, fragment):
+    monkeypatch.setenv(var, value)
+    with pytest.raises(C1Error) as info:
+        load_settings()
+    assert fragment in str(info.value) and f"${var}" in str(info.value)
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ("budget = 10\n", "at least 1024"),
+    ("parallel = 1000\n", "at most 32"),
+    ("max_docs = -3\n", "at least 1"),
+    ('collection = "/tmp/abs"\n', "not a collection name"),
+    ("budget = 2048.5\n", "not a valid int"),
+    ("chunk_overlap = 400\n", "half of chunk_tokens"),
+])
+def test_config_file_values_pass_the_flag_checks(c1_home, text, fragment):
+    path = write_config(c1_home, text)
+    with pytest.raises(C1Error) as info:
+        load_settings()
+    assert fragment in str(info.value)
+    if "chunk_tokens" not in fragment:
+        assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("flags,fragment", [
+    ({"max_file_mb": -5}, "--max-file-mb"),
+    ({"collection": "no[/]such"}, "--collection"),
+    ({"parallel": 0}, "--parallel"),
+])
+def test_flag_values_are_checked(flags, fragment):
+    with pytest.raises(C1Error, match=fragment):
+        Settings().with_flags(**flags)
+
+
+@pytest.mark.parametrize("name", ["default", "work", "eval-hotpotqa-q0123abcd", "a", "v1.2_x-y", "9"])
+def test_good_collection_names(name):
+    assert Settings().with_flags(collection=name).collection == name
+
+
+@pytest.mark.parametrize("name", ["a b", "../escape", "/tmp/abs", ".", "..", "a..b", "x/", "-x", "x-", "é", "a" * 64, ""])
+def test_bad_collection_names(name):
+    from c1.config import collection_name_problem
+
+    assert collection_name_problem(name)
+
+
+@pytest.mark.parametrize("name", ["a b", "../escape", "/tmp/abs-c1-test"])
+def test_cli_bad_collection_name_leaves_nothing_behind(c1_home, run_c1, tmp_path, name):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.txt").write_text("The quarterly gas storage report is due on Friday.\n")
+    run_c1("index", docs, "-c", name).assert_one_line_error(2, "not a collection name")
+    assert not c1_home.exists() or list(c1_home.rglob("*")) == []
+    assert not Path("/tmp/abs-c1-test").exists() and not (c1_home.parent / "escape").exists()
+    assert not (c1_home / "collections").exists()
+
+
+def test_cli_max_file_mb_must_be_positive(run_c1, tmp_path):
+    run_c1("index", tmp_path, "--max-file-mb", "-5").assert_one_line_error(2, "--max-file-mb")

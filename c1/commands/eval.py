@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from c1.config import Settings
-from c1.console import emit_json, err, stderr_is_tty
+from c1.console import emit_json, err, escape, stderr_is_tty
 from c1.errors import C1Error
 
 
@@ -15,7 +15,6 @@ def run_eval_command(settings: Settings, dataset: str, path: str, *, setting: st
                      force: bool = False, split: str | None = None, docs: str | None = None, plot: bool = True,
                      json_out: bool = False, quiet: bool = False) -> int:
     from c1.eval.report import summary_tables
-    from rich.markup import escape
 
     from c1.eval.runner import EvalOptions, run_eval
 
@@ -61,8 +60,6 @@ def load_summary(path: str | Path) -> dict:
 
 
 def run_compare_command(a: str | Path, b: str | Path, *, json_out: bool = False, quiet: bool = False) -> int:
-    from rich.markup import escape
-
     from c1.eval.report import compare, compare_table
 
     sa, sb = load_summary(a), load_summary(b)
@@ -71,8 +68,8 @@ def run_compare_command(a: str | Path, b: str | Path, *, json_out: bool = False,
     if not quiet:
         con = err()
         for side, s in (("A", sa), ("B", sb)):
-            con.print(f"[dim]{side}: {s.get('dataset')} ({s.get('setting')}, k={s.get('k')}, "
-                      f"{s.get('questions')} questions) — {escape(str(s.get('run_dir') or side))}[/]", soft_wrap=True)
+            con.print(f"[dim]{side}: {escape(s.get('dataset'))} ({escape(s.get('setting'))}, k={escape(s.get('k'))}, "
+                      f"{escape(s.get('questions'))} questions) — {escape(str(s.get('run_dir') or side))}[/]", soft_wrap=True)
         if (sa.get("dataset"), sa.get("config", {}).get("data")) != (sb.get("dataset"), sb.get("config", {}).get("data")):
             con.print("[yellow]c1: warning:[/] the two runs are on different data", soft_wrap=True)
         con.print(compare_table(cmp, str(a), str(b)))
@@ -116,7 +113,7 @@ class _Progress:
         self._last = last
         if phase not in last or (now - last[phase] >= self.EVERY and done < total):
             last[phase] = now
-            err().print(f"[dim]c1: {_LABELS.get(phase, phase)} {done}/{total}[/]", soft_wrap=True)
+            err().print(f"[dim]c1: {escape(_LABELS.get(phase, phase))} {done}/{total}[/]", soft_wrap=True)
 
     def __exit__(self, *exc):
         if self.show:

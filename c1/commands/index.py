@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from c1.config import Settings
-from c1.console import emit_json, err, stderr_is_tty, warn
+from c1.console import emit_json, err, escape, stderr_is_tty, warn
 
 
 def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: bool, quiet: bool) -> int:
@@ -24,7 +24,7 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
 def _summary(report) -> None:
     con = err()
     con.print(
-        f"[bold]{report.collection}[/]: {report.added} added, {report.updated} updated, "
+        f"[bold]{escape(report.collection)}[/]: {report.added} added, {report.updated} updated, "
         f"{report.deleted} deleted, {report.unchanged} unchanged, {len(report.skipped)} skipped — "
         f"{report.chunks} chunks embedded in {report.seconds:.1f}s ({report.chunks_per_second:.1f}/s); "
         f"{report.documents} documents, {report.total_chunks} chunks in the collection",

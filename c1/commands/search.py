@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from c1.config import Settings
-from c1.console import emit_json, err, stderr_is_tty
+from c1.console import emit_json, err, note, stderr_is_tty
 from c1.errors import C1Error
 
 
@@ -24,7 +24,7 @@ def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl:
         raise C1Error("--json and --jsonl are exclusive")
     choice = choose_policy(settings)
     if not quiet and not jsonl:
-        err().print(f"[dim]c1: {choice.note}[/]", soft_wrap=True)
+        note(f"c1: {choice.note}")
     corpus = Corpus(settings)
     try:
         consumers = []

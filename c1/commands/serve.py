@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass, replace
 
 from c1.config import Settings
-from c1.console import emit_json, err
+from c1.console import emit_json, err, escape
 
 
 @dataclass(frozen=True)
@@ -71,11 +71,11 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
     serving = threading.Event()
 
     def on_status(status) -> None:
-        err().print(f"[dim]c1 serve:[/] {status.message}", soft_wrap=True)
+        err().print(f"[dim]c1 serve:[/] {escape(status.message)}", soft_wrap=True)
         if status.state == "ready" and api_server is not None and not serving.is_set():
             serving.set()
             threading.Thread(target=api_server.serve_forever, daemon=True, name="c1-api").start()
-            err().print(f"[dim]c1 serve:[/] search API on http://{api.host}:{api.port}/v1/search", soft_wrap=True)
+            err().print(f"[dim]c1 serve:[/] search API on {escape(f'http://{api.host}:{api.port}/v1/search')}", soft_wrap=True)
 
     try:
         return run(the_plan, timeout_s=vllm.ready_timeout, on_status=on_status)
@@ -96,6 +96,6 @@ def _conversion_progress():
         pct = 100 * done / total if total else 100.0
         if pct - state["pct"] >= 5 or done >= total:
             state["pct"] = pct
-            err().print(f"[dim]c1 serve:[/] converting experts to MXFP4: {pct:.0f}% ({name})", soft_wrap=True)
+            err().print(f"[dim]c1 serve:[/] converting experts to MXFP4: {pct:.0f}% ({escape(name)})", soft_wrap=True)
 
     return progress

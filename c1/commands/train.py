@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from c1.config import Settings
-from c1.console import emit_json, err, stderr_is_tty
+from c1.console import emit_json, err, note, stderr_is_tty
 from c1.errors import C1Error
 
 TRAIN_EXTRA_HINT = ("install the training dependencies first: `pip install torch==2.13.0` (the CPU wheel; on a GPU "
@@ -134,7 +134,7 @@ def run_collect(settings: Settings, *, tasks: Path, out: Path, runs: int, worker
     out = _out_file(out, "--out")
     choice = choose_policy(settings)
     if not quiet:
-        err().print(f"[dim]c1: {choice.note}[/]", soft_wrap=True)
+        note(f"c1: {choice.note}")
     cfg = SelectConfig(low_rate=low_rate, negatives=negatives, beta=beta)
     corpus = Corpus(settings)
     show = not quiet and stderr_is_tty()

@@ -38,7 +38,6 @@ import hmac
 import ipaddress
 import json
 import queue
-import re
 import signal
 import sys
 import threading
@@ -47,7 +46,7 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from c1 import __version__
-from c1.config import Settings
+from c1.config import Settings, collection_name_problem
 from c1.errors import C1Error
 
 DEFAULT_HOST = "127.0.0.1"
@@ -63,7 +62,6 @@ FIELDS = {
 }
 LIMITS = {"max_docs": (1, 100), "parallel": (1, 16), "budget": (1024, 1_048_576), "max_turns": (1, 256)}
 MAX_QUERY_CHARS = 4000
-_COLLECTION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 POLICY_CACHE_S = 30.0
 
 
@@ -121,7 +119,7 @@ def validate_request(body) -> dict:
         raise ApiError(400, f"'query' is longer than {MAX_QUERY_CHARS} characters")
     if "policy" in out and out["policy"] not in ("auto", "llm", "builtin"):
         raise ApiError(400, "'policy' must be auto, llm or builtin")
-    if "collection" in out and not _COLLECTION.fullmatch(out["collection"]):
+    if "collection" in out and collection_name_problem(out["collection"]):
         raise ApiError(400, "'collection' is not a collection name")
     return out
 
