@@ -230,15 +230,16 @@ def test_bad_collection_names(name):
     assert collection_name_problem(name)
 
 
-@pytest.mark.parametrize("name", ["a b", "../escape", "/tmp/abs-c1-test"])
+@pytest.mark.parametrize("name", ["a b", "../escape", "ABSOLUTE"])
 def test_cli_bad_collection_name_leaves_nothing_behind(c1_home, run_c1, tmp_path, name):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "note.txt").write_text("The quarterly gas storage report is due on Friday.\n")
-    run_c1("index", docs, "-c", name).assert_one_line_error(2, "not a collection name")
+    absolute = tmp_path / "abs"
+    run_c1("index", docs, "-c", str(absolute) if name == "ABSOLUTE" else name).assert_one_line_error(
+        2, "not a collection name")
     assert not c1_home.exists() or list(c1_home.rglob("*")) == []
-    assert not Path("/tmp/abs-c1-test").exists() and not (c1_home.parent / "escape").exists()
-    assert not (c1_home / "collections").exists()
+    assert not absolute.exists() and not (c1_home / "escape").exists()
 
 
 def test_cli_max_file_mb_must_be_positive(run_c1, tmp_path):
