@@ -55,12 +55,25 @@ def _run(fn, *args, **kwargs) -> None:
     except KeyboardInterrupt:
         error("interrupted")
         raise typer.Exit(130) from None
+    except BrokenPipeError:  # `c1 search ... | head -1`: the reader has what it wanted; stop quietly, as ripgrep does
+        _drop_stdout()
+        raise typer.Exit(0) from None
     except Exception as exc:  # a bug: one line, not a traceback, unless asked for
         if os.environ.get("C1_DEBUG"):
             raise
         error(f"internal error: {type(exc).__name__}: {exc} (set C1_DEBUG=1 for the traceback)")
         raise typer.Exit(70) from None
     raise typer.Exit(code or 0)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush does not fail on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
 
 
 def _version(value: bool) -> None:
@@ -87,15 +100,18 @@ def index(
     embed_model: EmbedModel = None,
     max_file_mb: Annotated[Optional[float], typer.Option("--max-file-mb", help="Skip files larger than this [default: 50].")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any file was skipped.")] = False,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store).")] = False,
     json_out: Json = False,
     quiet: Quiet = False,
 ) -> None:
-    """Index files and folders into a collection (incremental: only changes are re-embedded)."""
+    """Index files and folders into a collection (incremental: only changes are re-embedded).
+
+    A path that no longer exists removes the documents indexed from it."""
     from c1.commands.index import run_index
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url,
                          embed_model=embed_model, max_file_mb=max_file_mb)
-    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet)
+    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild)
 
 
 # status --------------------------------------------------------------------------------------
@@ -111,6 +127,20 @@ def status(
 
     _run(run_status, _settings(collection=collection, home=home, chroma_url=chroma_url), only=collection, json_out=json_out)
 
+
+# rm ------------------------------------------------------------------------------------------
+@app.command()
+def rm(
+    collection: Annotated[str, typer.Option("--collection", "-c", help="The collection to remove (always named: no default).")],
+    home: Home = None,
+    chroma_url: ChromaUrl = None,
+    json_out: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """Remove a collection: its manifest, lexical index and vectors (in the embedded store or a Chroma server)."""
+    from c1.commands.rm import run_rm
+
+    _run(run_rm, _settings(collection=collection, home=home, chroma_url=chroma_url), json_out=json_out, quiet=quiet)
 
 
 
@@ -185,7 +215,7 @@ def serve(
     vllm_model: Annotated[str, typer.Option("--vllm-model", help="Hub id or local checkpoint folder (gpt-oss family) for vLLM.")] = "chromadb/context-1",
     served_model_name: Annotated[Optional[str], typer.Option("--served-model-name", help="Name clients use [default: the model].")] = None,
     host: Annotated[str, typer.Option("--host", help="vLLM bind address.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="vLLM port (never Chroma's 8000).")] = 8001,
+    port: Annotated[Optional[int], typer.Option("--port", min=1, max=65535, help="vLLM port (never Chroma's 8000) [default: 8001].")] = None,
     chroma_port: Annotated[int, typer.Option("--chroma-port", help="The Chroma server port to keep clear.")] = 8000,
     quantize: Annotated[str, typer.Option("--quantize", help="mxfp4 (convert BF16 experts once, cached) | none.")] = "mxfp4",
     gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization", min=0.1, max=1.0)] = 0.9,

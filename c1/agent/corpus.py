@@ -4,14 +4,24 @@ Hybrid search runs BM25 (tantivy) and dense (Chroma) concurrently, fuses them wi
 scores the top 50 candidates with a blend of the fused rank, embedding similarity and query-term
 coverage (``RerankWeights``; by measurement the fused rank alone by default), under a relevance
 floor for candidates that share no word with the query.
+
+A Corpus may live long (``c1 serve``, ``c1 mcp``) while ``c1 index`` changes the collection in
+another process: :meth:`Corpus.refresh`, called before each search, reopens the stores when the
+manifest's generation counter moved (or the collection was removed and indexed again), which also
+gives Chroma's embedded client a fresh look at vectors it caches in memory. Its caches are bounded:
+document records (LRU), query vectors, and the chunk text kept for grep (streamed from the manifest
+past ``GREP_CACHE_CHARS``).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cached_property
 
 from c1.agent.fusion import rrf
 from c1.config import Settings
@@ -70,21 +80,53 @@ class Corpus:
     strings reach a top-1 cosine of 0.46 at most on the pooled HotpotQA corpus (MiniLM), and no gold
     paragraph of its 200 questions is a no-shared-word candidate: bench/search_quality.py --floor-study."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None, weights: RerankWeights = RerankWeights()):
-        from c1.corpus.indexer import open_store
+    DOC_CACHE = 4096
+    """Document records kept (least recently used dropped first)."""
+    GREP_CACHE_CHARS = 64_000_000
+    """Chunk text kept in memory for grep; a larger collection is streamed from the manifest at each grep."""
 
+    def __init__(self, settings: Settings, embedder: Embedder | None = None, weights: RerankWeights = RerankWeights()):
         self.settings = settings
         self.embedder = embedder or make_embedder(settings.embed_url, settings.embed_model, settings.embed_api_key)
-        self.store = open_store(settings, self.embedder, create=False)
         self.weights = weights
-        counts = self.store.manifest.counts()
-        if counts["chunks"] == 0:
-            self.close()
-            raise C1Error(f"collection {settings.collection!r} is empty: index some files with `c1 index PATH`")
-        self.size = counts["chunks"]
-        self._docs: dict[str, DocRecord] = {}
         self._qcache: dict[str, object] = {}
+        self._lock = threading.Lock()
+        self._open()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="c1-search")
+
+    def _open(self) -> None:
+        from c1.corpus.indexer import open_store
+
+        store = open_store(self.settings, self.embedder, create=False)
+        counts = store.manifest.counts()
+        if counts["chunks"] == 0:
+            store.close()
+            raise C1Error(f"collection {self.settings.collection!r} is empty: index some files with `c1 index PATH`")
+        self.store = store
+        self.size = counts["chunks"]
+        self.generation = store.manifest.generation()
+        self._manifest_id = _file_id(store.manifest.path)
+        self._docs: OrderedDict[str, DocRecord] = OrderedDict()
+        self._grep: list[tuple[str, str]] | None = None
+        self._grep_streams = False
+        self.warnings = [] if store.lexical is not None else [
+            f"keyword search is off: {store.lexical_problem}; `c1 index` repairs it"]
+
+    def refresh(self) -> bool:
+        """Reopen the collection if ``c1 index`` changed it since it was opened; True when it did.
+        Searches already running keep the stores they started with."""
+        with self._lock:
+            try:
+                same_file = _file_id(self.store.manifest.path) == self._manifest_id
+            except FileNotFoundError:
+                raise C1Error(f"collection {self.settings.collection!r} was removed") from None
+            if same_file and self.store.manifest.generation() == self.generation:
+                return False
+            from c1.corpus.vectors import fresh_clients
+
+            fresh_clients()
+            self._open()  # the old store is left to the searches that hold it, and then to the collector
+            return True
 
     def close(self) -> None:
         self.store.close()
@@ -93,12 +135,19 @@ class Corpus:
 
     # lookups ----------------------------------------------------------------------------
     def doc(self, doc_id: str) -> DocRecord | None:
-        if doc_id not in self._docs:
-            rec = self.store.manifest.doc(doc_id)
-            if rec is None:
-                return None
-            self._docs[doc_id] = rec
-        return self._docs[doc_id]
+        docs = self._docs
+        with self._lock:
+            if doc_id in docs:
+                docs.move_to_end(doc_id)
+                return docs[doc_id]
+        rec = self.store.manifest.doc(doc_id)
+        if rec is None:
+            return None
+        with self._lock:
+            docs[doc_id] = rec
+            while len(docs) > self.DOC_CACHE:
+                docs.popitem(last=False)
+        return rec
 
     def chunks(self, ids: list[str]) -> list[Chunk]:
         return self.store.manifest.chunks(ids)
@@ -106,10 +155,23 @@ class Corpus:
     def doc_chunks(self, doc_id: str) -> list[Chunk]:
         return self.store.manifest.doc_chunks(doc_id)
 
-    @cached_property
-    def all_chunks(self) -> list[tuple[str, str]]:
-        """(id, text) of every chunk, loaded once for grep."""
-        return [(c.id, c.text) for c in self.store.manifest.iter_chunks()]
+    @property
+    def all_chunks(self) -> Iterable[tuple[str, str]]:
+        """(id, text) of every chunk, for grep: kept in memory up to ``GREP_CACHE_CHARS``, streamed beyond."""
+        manifest, cached = self.store.manifest, self._grep
+        if cached is not None:
+            return cached
+        if self._grep_streams:
+            return ((c.id, c.text) for c in manifest.iter_chunks())
+        out, size = [], 0
+        for c in manifest.iter_chunks():
+            out.append((c.id, c.text))
+            size += len(c.text)
+            if size > self.GREP_CACHE_CHARS:
+                self._grep_streams = True
+                return ((c.id, c.text) for c in manifest.iter_chunks())
+        self._grep = out
+        return out
 
     # search -----------------------------------------------------------------------------
     def embed_query(self, text: str):
@@ -131,7 +193,8 @@ class Corpus:
         self._qcache.clear()
 
     def bm25(self, query: str, k: int) -> list[tuple[str, float]]:
-        return self.store.lexical.search(query, k)
+        lexical = self.store.lexical
+        return lexical.search(query, k) if lexical is not None else []  # None: damaged (see warnings)
 
     def dense(self, vector, k: int) -> list[tuple[str, float]]:
         return self.store.vectors.query(vector, k)
@@ -212,6 +275,11 @@ class Corpus:
             (c, round(0.7 * cos.get(c.id, 0.0) + 0.3 * (coverage(terms, c.text) if terms else 0.0), 4)) for c in chunks
         ]
         return sorted(scored, key=lambda cs: -cs[1])
+
+
+def _file_id(path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
 
 
 def coverage(terms: list[str], text: str) -> float:

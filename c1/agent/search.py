@@ -54,6 +54,7 @@ def run_search(
     tool_config: ToolConfig = ToolConfig(),
 ) -> SearchResult:
     started = time.perf_counter()
+    corpus.refresh()  # a long-lived reader (serve, mcp) sees a re-index
     n = max(1, settings.parallel)
     agents = []
     for i in range(n):

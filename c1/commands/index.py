@@ -6,14 +6,15 @@ from c1.config import Settings
 from c1.console import emit_json, err, escape, stderr_is_tty, warn
 
 
-def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: bool, quiet: bool) -> int:
+def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: bool, quiet: bool,
+              rebuild: bool = False) -> int:
     from c1.corpus.embedders import make_embedder
     from c1.corpus.indexer import Indexer
 
     embedder = make_embedder(settings.embed_url, settings.embed_model, settings.embed_api_key)
     show = not quiet and stderr_is_tty()
     with _progress_bar(show) as on_progress:
-        report = Indexer(settings, embedder, progress=on_progress).run(paths)
+        report = Indexer(settings, embedder, progress=on_progress).run(paths, rebuild=rebuild)
     if json_out:
         emit_json(report.to_json())
     if not quiet:
@@ -31,7 +32,7 @@ def _summary(report) -> None:
         soft_wrap=True,
     )
     if report.repaired:
-        con.print("repaired the state left by an interrupted run")
+        con.print("repaired: the vectors and the lexical index agree with the manifest again")
     if report.skipped:
         warn(f"{len(report.skipped)} file(s) skipped:")
         for item in report.skipped[:20]:

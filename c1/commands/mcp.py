@@ -16,7 +16,6 @@ is opened once, policies are chosen the same way, and a slot limit bounds concur
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import Any
 
 from c1.config import Settings
@@ -74,16 +73,9 @@ def build_server(settings: Settings, max_concurrency: int = 2, timeout_s: float 
 
 
 def _status(settings: Settings) -> dict:
-    from c1.commands.status import collection_status
+    from c1.commands.status import collection_names, status_row
 
-    root = settings.home / "collections"
-    names = sorted(p.name for p in root.iterdir() if (p / "manifest.sqlite").exists()) if root.is_dir() else []
-    rows = []
-    for name in names:
-        try:
-            rows.append(collection_status(replace(settings, collection=name)))
-        except C1Error as exc:
-            rows.append({"collection": name, "error": str(exc)})
+    rows = [status_row(settings, name) for name in collection_names(settings.home)]
     return {"home": str(settings.home), "default_collection": settings.collection, "collections": rows}
 
 

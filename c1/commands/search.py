@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 from c1.config import Settings
-from c1.console import emit_json, err, note, stderr_is_tty
+from c1.console import emit_json, err, note, stderr_is_tty, warn
 from c1.errors import C1Error
 
 
@@ -22,10 +23,14 @@ def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl:
         raise C1Error("the question is empty")
     if json_out and jsonl:
         raise C1Error("--json and --jsonl are exclusive")
+    if save_trajectory:
+        check_writable(save_trajectory, "--save-trajectory")
     choice = choose_policy(settings)
     if not quiet and not jsonl:
         note(f"c1: {choice.note}")
     corpus = Corpus(settings)
+    for line in corpus.warnings:
+        warn(line)
     try:
         consumers = []
         if not quiet and stderr_is_tty():
@@ -56,6 +61,17 @@ def _tool_names(settings: Settings) -> dict:
     from c1.agent.policies.llm import parse_tool_names
 
     return parse_tool_names(settings.tool_names)
+
+
+def check_writable(path: Path, flag: str) -> None:
+    """Fail before the work when ``path`` cannot be written (not after it, losing the result)."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise C1Error(f"{flag} {path}: is a directory")
+    if not parent.is_dir():
+        raise C1Error(f"{flag} {path}: the folder {parent} does not exist")
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        raise C1Error(f"{flag} {path}: not writable")
 
 
 def _save(path: Path, result) -> None:

@@ -7,6 +7,9 @@ from dataclasses import dataclass, replace
 
 from c1.config import Settings
 from c1.console import emit_json, err, escape
+from c1.errors import C1Error
+
+VLLM_PORT = 8001
 
 
 @dataclass(frozen=True)
@@ -14,7 +17,8 @@ class VllmFlags:
     model: str
     served_model_name: str | None
     host: str
-    port: int
+    port: int | None
+    """None: not given (8001)."""
     chroma_port: int
     quantize: str
     gpu_memory_utilization: float
@@ -44,11 +48,14 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
     if api_only:
         from c1.serve.api import serve_api
 
+        if vllm.port is not None:
+            raise C1Error(f"--port is vLLM's port; with --api-only there is no vLLM: give the search API's port "
+                          f"with --api-port {vllm.port}")
         return serve_api(settings, **api.kwargs())
     from c1.serve.launcher import ServeOptions, parse_lora, plan, prepare, run
 
     opts = ServeOptions(
-        model=vllm.model, served_model_name=vllm.served_model_name, host=vllm.host, port=vllm.port,
+        model=vllm.model, served_model_name=vllm.served_model_name, host=vllm.host, port=vllm.port or VLLM_PORT,
         chroma_port=vllm.chroma_port, context_budget=settings.budget, gpu_memory_utilization=vllm.gpu_memory_utilization,
         tensor_parallel_size=vllm.tensor_parallel_size, lora=tuple(parse_lora(s) for s in vllm.lora), seed=vllm.seed,
         quantize=None if vllm.quantize == "none" else vllm.quantize,
@@ -60,6 +67,8 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
         else:
             print("\n".join(the_plan.describe()))
         return 0 if the_plan.ready else 2
+    if the_plan.problems:  # before any download or conversion: nothing would run at the end of it
+        raise C1Error(f"cannot serve: {the_plan.problems[0]['message']} (`c1 serve --dry-run` shows the plan)")
     the_plan = prepare(the_plan, progress=_conversion_progress())
     api_server = None
     if not no_api:

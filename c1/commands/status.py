@@ -1,60 +1,141 @@
-"""``c1 status``: what is indexed, with which embedder, where, and whether the stores agree."""
+"""``c1 status``: what is indexed, with which embedder, where, and whether the stores agree.
+
+Every collection folder of the home is listed. One that cannot be opened (damaged manifest, a
+Chroma server that does not answer, a folder left by an older c1) gets a row with its reason;
+it never hides the others. Agreement means: the same chunk ids in the manifest, Chroma and the
+lexical index, the same content hash in the manifest and Chroma, and no interrupted run.
+"""
 
 from __future__ import annotations
 
-from c1.config import Settings
-from c1.console import emit_json, err
+from dataclasses import replace
+from pathlib import Path
+
+from c1.config import Settings, collection_name_problem
+from c1.console import emit_json, err, escape, warn
 from c1.errors import C1Error
 
 
-def collection_status(settings: Settings) -> dict:
-    from c1.corpus.indexer import open_store
+def collection_names(home: Path) -> list[str]:
+    """Every folder under ``home/collections``, valid name or not, sorted."""
+    root = home / "collections"
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir())
 
+
+def collection_status(settings: Settings) -> dict:
+    """One collection's counts and agreement; raises C1Error when it cannot be opened."""
+    from c1.corpus.indexer import open_manifest, open_store
+
+    manifest, _ = open_manifest(settings, create=False)
+    try:
+        counts = manifest.counts()
+        recorded = manifest.get_meta("embedder")
+    finally:
+        manifest.close()
+    row = {
+        "collection": settings.collection,
+        "files": counts["files"],
+        "documents": counts["documents"],
+        "chunks": counts["chunks"],
+        "embedder": recorded,
+        "path": str(settings.collection_dir),
+    }
+    if counts["chunks"] == 0 and not recorded:  # created, never filled: no store to look at
+        return {**row, "store": None, "chroma_chunks": 0, "lexical_chunks": 0, "stale_chunks": 0,
+                "consistent": True, "interrupted": False, "problems": []}
     store = open_store(settings, None, create=False)
     try:
-        counts = store.manifest.counts()
-        expected = store.manifest.chunk_ids()
-        chroma_ids = store.vectors.all_ids()
-        lexical_ids = store.lexical.all_ids()
-        chroma, lexical = len(chroma_ids), len(lexical_ids)
-        same = chroma_ids == expected and set(lexical_ids) == expected and lexical == len(expected)
+        expected = store.manifest.chunk_hashes()
+        chroma = store.vectors.hashes()
+        problems = []
+        if store.lexical is None:
+            lexical_ids: list[str] = []
+            problems.append(store.lexical_problem)
+        else:
+            lexical_ids = store.lexical.all_ids()
+        stale = sum(1 for i, h in expected.items() if h and chroma.get(i) and chroma[i] != h)
+        if set(chroma) != set(expected):
+            problems.append(f"Chroma holds {len(chroma)} chunks, the manifest {len(expected)}")
+        if stale:
+            problems.append(f"{stale} chunk(s) in Chroma differ from the manifest")
+        if store.lexical is not None and (set(lexical_ids) != set(expected) or len(lexical_ids) != len(expected)):
+            problems.append(f"the lexical index holds {len(lexical_ids)} chunks, the manifest {len(expected)}")
+        interrupted = store.manifest.get_meta("dirty") == "1"
+        if interrupted:
+            problems.append("an index run was interrupted")
+        if problems:
+            problems.append("`c1 index` repairs it")
         return {
-            "collection": settings.collection,
-            "files": counts["files"],
-            "documents": counts["documents"],
-            "chunks": counts["chunks"],
-            "embedder": store.manifest.get_meta("embedder"),
+            **row,
             "store": store.vectors.where,
-            "path": str(settings.collection_dir),
-            "chroma_chunks": chroma,
-            "lexical_chunks": lexical,
-            "consistent": same and store.manifest.get_meta("dirty") != "1",
-            "interrupted": store.manifest.get_meta("dirty") == "1",
+            "chroma_chunks": len(chroma),
+            "lexical_chunks": len(lexical_ids),
+            "stale_chunks": stale,
+            "consistent": not problems,
+            "interrupted": interrupted,
+            "problems": problems,
         }
     finally:
         store.close()
 
 
+def status_row(settings: Settings, name: str) -> dict:
+    """:func:`collection_status`, or a row with ``error`` when the collection cannot be opened."""
+    path = settings.home / "collections" / name
+    bad_name = collection_name_problem(name)
+    if bad_name:
+        return {"collection": name, "path": str(path), "consistent": False,
+                "error": f"{bad_name} (a folder left by an older c1): delete the folder {path}"}
+    try:
+        return collection_status(replace(settings, collection=name))
+    except C1Error as exc:
+        return {"collection": name, "path": str(path), "consistent": False, "error": str(exc)}
+    except Exception as exc:  # a store failing in a way not foreseen: reported in its row, the others still shown
+        return {"collection": name, "path": str(path), "consistent": False,
+                "error": f"{type(exc).__name__}: {exc}"}
+
+
 def run_status(settings: Settings, *, only: str | None, json_out: bool) -> int:
-    root = settings.home / "collections"
-    names = [only] if only else sorted(p.name for p in root.iterdir() if (p / "manifest.sqlite").exists()) if root.exists() else []
+    names = collection_names(settings.home)
+    if only:
+        if only not in names:
+            raise C1Error(f"no index named {only!r} under {settings.home}: run `c1 index PATH` first")
+        names = [only]
     if not names:
         raise C1Error(f"no collections under {settings.home}: run `c1 index PATH` first")
-    from dataclasses import replace
-
-    rows = [collection_status(replace(settings, collection=n)) for n in names]
+    rows = [status_row(settings, n) for n in names]
+    code = 0 if all(r["consistent"] for r in rows) else 1
     if json_out:
         emit_json({"home": str(settings.home), "collections": rows})
-        return 0
+        return code
+    _table(settings, rows)
+    for r in rows:
+        if "error" in r:
+            print(f"{r['collection']}\tBROKEN\t{r['error']}")
+        else:
+            state = "consistent" if r["consistent"] else "INCONSISTENT"
+            print(f"{r['collection']}\t{r['documents']} documents\t{r['chunks']} chunks\t{state}")
+    return code
+
+
+def _table(settings: Settings, rows: list[dict]) -> None:
     from rich.table import Table
 
-    table = Table(title=f"c1 collections in {settings.home}")
+    table = Table(title=f"c1 collections in {escape(settings.home)}")
     for col in ("collection", "documents", "chunks", "embedder", "store", "consistent"):
         table.add_column(col)
     for r in rows:
+        if "error" in r:
+            table.add_row(escape(r["collection"]), "?", "?", "?", "?", "[red]BROKEN[/]")
+            continue
         ok = "yes" if r["consistent"] else f"NO (chroma {r['chroma_chunks']}, lexical {r['lexical_chunks']})"
-        table.add_row(r["collection"], str(r["documents"]), str(r["chunks"]), r["embedder"] or "?", r["store"], ok)
+        table.add_row(escape(r["collection"]), str(r["documents"]), str(r["chunks"]), escape(r["embedder"] or "?"),
+                      escape(r["store"] or "-"), ok)
     err().print(table)
     for r in rows:
-        print(f"{r['collection']}\t{r['documents']} documents\t{r['chunks']} chunks\t{'consistent' if r['consistent'] else 'INCONSISTENT'}")
-    return 0
+        if "error" in r:
+            warn(f"{r['collection']}: {r['error']}")
+        elif r["problems"]:
+            warn(f"{r['collection']}: {'; '.join(r['problems'])}")

@@ -6,6 +6,13 @@ the lexical index are updated; (3) one manifest transaction stores the new docum
 and clears *pending*. A run that starts on a dirty collection reconciles first: Chroma ids that
 the manifest does not know are deleted, missing ones re-embedded from the stored chunk text,
 pending files re-indexed, and the lexical index rebuilt from the manifest.
+
+The manifest is the source of truth; the two other stores are derived from it and checked at the
+start of every run (cheap counts; an unreadable lexical index). Whatever does not agree is
+rebuilt from the manifest: chunks Chroma lacks or holds with another content hash are embedded
+again, orphans are deleted, the lexical index is refilled. ``--rebuild`` does all of it
+unconditionally (a damaged embedded Chroma store is moved aside first). A folder given to
+``c1 index`` that no longer exists removes the documents indexed from it.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from c1.corpus.chunking import chunk_spans
 from c1.corpus.documents import Document, Skip
 from c1.corpus.embedders import Embedder, EmbedderError
 from c1.corpus.ids import chunk_id, doc_id_for
-from c1.corpus.manifest import Chunk, DocRecord, FileRecord, Manifest
+from c1.corpus.manifest import Chunk, DocRecord, FileRecord, Manifest, ManifestDamaged, chunk_hash
 from c1.errors import C1Error
 
 BATCH_CHUNKS = 64
@@ -84,11 +91,17 @@ class CollectionLock:
     """One writer per collection; a second ``c1 index`` fails fast instead of corrupting state."""
 
     def __init__(self, directory: Path):
-        directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / ".lock"
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise C1Error(f"cannot write the index in {directory}: {exc.strerror}") from None
 
     def __enter__(self):
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise C1Error(f"cannot write the index in {self.path.parent}: {exc.strerror}") from None
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -118,23 +131,24 @@ class Indexer:
         self.state = Progress()
 
     # entry point ------------------------------------------------------------------------
-    def run(self, paths: list[str]) -> IndexReport:
+    def run(self, paths: list[str], rebuild: bool = False) -> IndexReport:
+        """Index ``paths``. ``rebuild``: first re-create Chroma's vectors and the lexical index from the
+        manifest, whatever their state."""
         from c1.corpus.walk import walk
 
         started = time.perf_counter()
         roots = [os.path.abspath(p) for p in paths]
-        for root in roots:
-            if not os.path.exists(root):
-                what = "broken symbolic link" if os.path.islink(root) else "no such file or directory"
-                raise C1Error(f"{root}: {what}")
+        self._check_missing([r for r in roots if not os.path.exists(r)])
         report = IndexReport(collection=self.settings.collection)
         with CollectionLock(self.settings.collection_dir):
-            store = open_store(self.settings, self.embedder, create=True)
+            store = open_store(self.settings, self.embedder, create=True, rebuild=rebuild)
             try:
-                if store.manifest.get_meta("dirty") == "1":
-                    self._reconcile(store)
+                report.warnings.extend({"path": path, "warning": w} for path, w in store.notes)
+                if rebuild or store.manifest.get_meta("dirty") == "1" or _out_of_sync(store):
+                    self._reconcile(store, rebuild)
                     report.repaired = True
-                sources, walk_skips = walk(roots, max_bytes=int(self.settings.max_file_mb * 1024 * 1024))
+                present = [r for r in roots if os.path.exists(r)]
+                sources, walk_skips = walk(present, max_bytes=int(self.settings.max_file_mb * 1024 * 1024))
                 report.skipped.extend({"path": p, "reason": r} for p, r in walk_skips)
                 todo = self._classify(store, sources, report)
                 gone = self._vanished(store, roots, {s.path for s in sources})
@@ -145,6 +159,8 @@ class Indexer:
                 self._index(store, todo, report)
                 store.lexical.close()
                 store.manifest.set_meta("dirty", "0")
+                if report.repaired:
+                    store.manifest.bump_generation()
                 report.documents = store.manifest.counts()["documents"]
                 report.total_chunks = store.manifest.counts()["chunks"]
             finally:
@@ -183,11 +199,31 @@ class Indexer:
     @staticmethod
     def _vanished(store: "Store", roots: list[str], seen: set[str]) -> list[str]:
         """Indexed files under the given roots that the walk no longer finds."""
-        prefixes = [r.rstrip(os.sep) + os.sep for r in roots]
-        return [
-            p for p in store.manifest.files()
-            if p not in seen and (p in roots or any(p.startswith(pre) for pre in prefixes))
-        ]
+        return [p for p in store.manifest.files() if p not in seen and _under(p, roots)]
+
+    def _check_missing(self, missing: list[str]) -> None:
+        """A path that does not exist is an error, unless the collection holds files from under it: then
+        they were deleted, and this run removes their documents."""
+        if not missing:
+            return
+        known: list[str] = []
+        manifest_path = self.settings.collection_dir / "manifest.sqlite"
+        if manifest_path.exists():
+            from c1.corpus.readonly import is_writable
+
+            try:
+                m = Manifest(manifest_path, readonly=True, immutable=not is_writable(manifest_path.parent))
+            except ManifestDamaged:
+                m = None  # said once the run opens the store
+            if m is not None:
+                try:
+                    known = list(m.files())
+                finally:
+                    m.close()
+        for root in missing:
+            if not any(_under(p, [root]) for p in known):
+                what = "broken symbolic link" if os.path.islink(root) else "no such file or directory"
+                raise C1Error(f"{root}: {what}")
 
     # writing ----------------------------------------------------------------------------
     def _remove(self, store: "Store", paths: list[str]) -> None:
@@ -263,6 +299,7 @@ class Indexer:
                 docs.append(record)
                 chunks.extend(doc_chunks)
                 for c in doc_chunks:
+                    c.hash = chunk_hash(record.title, c.text)
                     metas.append(chroma_metadata(record, c))
                     embed_inputs.append(embed_text(record.title, c.text))
         paths = [item.rec.path for item in batch]
@@ -310,18 +347,34 @@ class Indexer:
         return record, chunks
 
     # repair -----------------------------------------------------------------------------
-    def _reconcile(self, store: "Store") -> None:
-        """Bring Chroma and the lexical index back in line with the manifest after a crash."""
-        expected = store.manifest.chunk_ids()
-        present = store.vectors.all_ids()
-        store.vectors.delete(sorted(present - expected))
-        missing = sorted(expected - present)
-        for start in range(0, len(missing), BATCH_CHUNKS):
-            part = store.manifest.chunks(missing[start : start + BATCH_CHUNKS])
+    def _reconcile(self, store: "Store", rebuild: bool = False) -> None:
+        """Bring Chroma and the lexical index back in line with the manifest (after a crash, a damaged or
+        deleted store, a collection folder deleted by hand; everything with ``rebuild``)."""
+        expected = store.manifest.chunk_hashes()
+        if rebuild or not expected:
+            if rebuild or store.vectors.count():
+                store.vectors.reset()
+            present: dict[str, str | None] = {}
+        else:
+            present = store.vectors.hashes()
+        store.vectors.delete(sorted(set(present) - set(expected)))
+        stale = {i for i, h in expected.items() if i in present and h and present[i] and h != present[i]}
+        redo = sorted((set(expected) - set(present)) | stale)
+        self.state = Progress(files_total=0, current="rebuilding from the manifest")
+        for start in range(0, len(redo), BATCH_CHUNKS):
+            part = store.manifest.chunks(redo[start : start + BATCH_CHUNKS])
             docs = {d: store.manifest.doc(d) for d in {c.doc_id for c in part}}
-            vectors = self.embedder.embed([embed_text(docs[c.doc_id].title, c.text) for c in part])
+            for c in part:
+                c.hash = c.hash or chunk_hash(docs[c.doc_id].title, c.text)
+            try:
+                vectors = self.embedder.embed([embed_text(docs[c.doc_id].title, c.text) for c in part])
+            except EmbedderError as exc:
+                raise C1Error(str(exc)) from None
             store.vectors.upsert([c.id for c in part], vectors, [c.text for c in part],
                                  [chroma_metadata(docs[c.doc_id], c) for c in part])
+            store.manifest.set_hashes({c.id: c.hash for c in part if not expected.get(c.id)})
+            self.state.chunks_done += len(part)
+            self.progress(self.state)
         store.lexical.clear()
         titles = {d.doc_id: d.title for d in store.manifest.all_docs()}
         for c in store.manifest.iter_chunks():
@@ -338,8 +391,21 @@ def embed_text(title: str, text: str) -> str:
     return text
 
 
+def _under(path: str, roots: list[str]) -> bool:
+    """Whether ``path`` is one of ``roots`` or inside one of them."""
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def _out_of_sync(store: "Store") -> bool:
+    """Cheap check at the start of a run: the derived stores hold as many chunks as the manifest."""
+    n = store.manifest.counts()["chunks"]
+    return store.lexical_damaged or store.vectors.count() != n or store.lexical.count() != n
+
+
 def chroma_metadata(doc: DocRecord, c: Chunk) -> dict:
     meta: dict = {"doc": doc.doc_id, "n": c.n, "path": doc.path, "title": doc.title or "", "start": c.start, "end": c.end}
+    if c.hash:
+        meta["hash"] = c.hash
     if c.page is not None:
         meta["page"] = c.page
     if doc.source_id is not None:
@@ -354,11 +420,19 @@ def chroma_metadata(doc: DocRecord, c: Chunk) -> dict:
 class Store:
     manifest: Manifest
     vectors: "object"
-    lexical: "object"
+    lexical: "object | None"
+    """None for a reader when the lexical index cannot be opened (``lexical_problem`` says why)."""
+    readonly: bool = False
+    lexical_problem: str | None = None
+    lexical_damaged: bool = False
+    """A writer found the lexical index unreadable and started a new one: it must be refilled."""
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    """(path, what happened) for repairs made while opening, e.g. a damaged store moved aside."""
 
     def close(self) -> None:
         try:
-            self.lexical.close()
+            if self.lexical is not None and not self.readonly:
+                self.lexical.close()
         finally:
             self.manifest.close()
 
@@ -375,18 +449,45 @@ def _describe_store(where: str) -> str:
     return "the embedded store" if where == "embedded" else f"the Chroma server at {where}"
 
 
-def open_store(settings: Settings, embedder: Embedder | None, create: bool) -> Store:
-    """Open the three parts of a collection; refuse an embedder or a Chroma store other than the
-    recorded ones (the manifest would claim chunks that the other store does not hold). Without
-    ``--chroma-url``, a collection indexed into a Chroma server is opened on that server."""
-    from c1.corpus.lexical import LexicalIndex
-    from c1.corpus.vectors import VectorStore
+def open_manifest(settings: Settings, create: bool) -> tuple[Manifest, bool]:
+    """The collection's manifest and whether it was opened read-only (a reader in a home it cannot write)."""
+    from c1.corpus.readonly import is_writable
 
     cdir = settings.collection_dir
-    manifest_path = cdir / "manifest.sqlite"
-    if not create and not manifest_path.exists():
+    path = cdir / "manifest.sqlite"
+    if not create and not path.exists():
         raise C1Error(f"no index named {settings.collection!r} under {settings.home}: run `c1 index PATH` first")
-    manifest = Manifest(manifest_path)
+    readonly = not create and not is_writable(cdir)
+    try:
+        return Manifest(path, readonly=not create, immutable=readonly), readonly
+    except ManifestDamaged as exc:
+        raise ManifestDamaged(
+            f"collection {settings.collection!r}: {exc}; it is the collection's source of truth: remove the "
+            f"collection with `c1 rm -c {settings.collection}` and index its files again"
+        ) from None
+
+
+def open_store(settings: Settings, embedder: Embedder | None, create: bool, rebuild: bool = False) -> Store:
+    """Open the three parts of a collection; refuse an embedder or a Chroma store other than the
+    recorded ones (the manifest would claim chunks that the other store does not hold). Without
+    ``--chroma-url``, a collection indexed into a Chroma server is opened on that server.
+
+    A reader (``create=False``) never writes: in a home it cannot write, Chroma and the lexical index
+    are read from private copies. A writer replaces an unreadable lexical index by an empty one (the
+    run refills it) and, with ``rebuild``, moves an unreadable embedded Chroma store aside."""
+    manifest, readonly = open_manifest(settings, create)
+    try:
+        return _open_parts(settings, manifest, embedder, create, rebuild, readonly)
+    except BaseException:
+        manifest.close()
+        raise
+
+
+def _open_parts(settings: Settings, manifest: Manifest, embedder: Embedder | None, create: bool, rebuild: bool,
+                readonly: bool) -> Store:
+    from c1.corpus.vectors import StoreUnavailable, VectorStore, move_aside
+
+    cdir = settings.collection_dir
     recorded = manifest.get_meta("embedder")
     recorded_where = manifest.get_meta("chroma")
     if embedder is not None and manifest.counts()["chunks"] == 0:
@@ -395,20 +496,49 @@ def open_store(settings: Settings, embedder: Embedder | None, create: bool) -> S
         settings = replace(settings, chroma_url=recorded_where)  # the collection's own server
     where = _store_id(settings.chroma_url)
     if recorded_where and _store_id(recorded_where) != where:
-        manifest.close()
         raise C1Error(
             f"collection {settings.collection!r} keeps its vectors in {_describe_store(recorded_where)}, "
             f"not {_describe_store(where)}: use the same --chroma-url, or another --collection"
         )
-    if embedder is not None:
-        if recorded and recorded != embedder.name:
-            manifest.close()
-            raise C1Error(
-                f"collection {settings.collection!r} was indexed with embedder {recorded!r}, not {embedder.name!r}: "
-                "use the same --embed-url/--embed-model, or another --collection"
-            )
-        if not recorded:
-            manifest.set_meta("embedder", embedder.name)
-            manifest.set_meta("chroma", where)
-    vectors = VectorStore(settings.home, settings.collection, settings.chroma_url, embedder.name if embedder else recorded, create)
-    return Store(manifest, vectors, LexicalIndex(cdir / "lexical"))
+    if embedder is not None and recorded and recorded != embedder.name:
+        raise C1Error(
+            f"collection {settings.collection!r} was indexed with embedder {recorded!r}, not {embedder.name!r}: "
+            "use the same --embed-url/--embed-model, or another --collection"
+        )
+    notes: list[tuple[str, str]] = []
+    name = embedder.name if embedder else recorded
+    try:
+        vectors = VectorStore(settings.home, settings.collection, settings.chroma_url, name, create, readonly=readonly)
+    except StoreUnavailable as exc:
+        if not (create and rebuild and where == "embedded"):
+            raise
+        moved = move_aside(settings.home)
+        notes.append((str(moved), f"the embedded Chroma store could not be opened ({exc.reason}): moved it to {moved} "
+                                  "and rebuilt this collection's vectors; the other collections of this home need "
+                                  "`c1 index -c NAME` too"))
+        vectors = VectorStore(settings.home, settings.collection, settings.chroma_url, name, create)
+    if create and embedder is not None and not recorded:  # bound once the store has opened
+        manifest.set_meta("embedder", embedder.name)
+        manifest.set_meta("chroma", where)
+    lexical, problem, damaged = _open_lexical(cdir / "lexical", create, readonly)
+    if damaged:
+        notes.append((str(cdir / "lexical"), f"{problem}; rebuilt it from the manifest"))
+    return Store(manifest, vectors, lexical, readonly, problem, damaged, notes)
+
+
+def _open_lexical(path: Path, create: bool, readonly: bool):
+    """(index or None, what is wrong with it, whether a writer replaced a damaged one)."""
+    import shutil
+
+    from c1.corpus.lexical import LexicalIndex
+
+    try:
+        lexical = LexicalIndex(path, readonly=readonly)
+        lexical.count()  # opens every segment: a cut or emptied file fails here
+        return lexical, None, False
+    except (ValueError, OSError) as exc:
+        problem = f"the lexical index {path} is damaged ({str(exc).splitlines()[0][:160]})"
+    if not create:
+        return None, problem, False
+    shutil.rmtree(path, ignore_errors=True)
+    return LexicalIndex(path), problem, True

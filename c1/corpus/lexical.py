@@ -23,10 +23,16 @@ def query_terms(text: str) -> list[str]:
 class LexicalIndex:
     TITLE_BOOST = 2.0
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, readonly: bool = False):
+        """Open (or create) the index in ``path``; ``readonly``: a home that cannot be written (tantivy
+        needs a lock file even to read, so a private copy is opened). A damaged index raises ValueError."""
         import tantivy
 
         self._tantivy = tantivy
+        if readonly:
+            from c1.corpus.readonly import private_copy
+
+            path = private_copy(path, "lexical")
         path.mkdir(parents=True, exist_ok=True)
         builder = tantivy.SchemaBuilder()
         builder.add_text_field("id", stored=True, tokenizer_name="raw")

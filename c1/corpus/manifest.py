@@ -4,15 +4,23 @@ It records every indexed file (content hash, size, mtime), its documents, and th
 text, span and metadata. Chroma (vectors) and the lexical index are derived from it: after an
 interrupted run (``dirty`` flag still set) they are reconciled against it, so a crash at any point
 never leaves duplicate, missing or orphaned chunks behind once the next run has finished.
+
+Each chunk keeps a content hash of what was embedded (``hash``), also stored in the chunk's Chroma
+metadata: chunk ids are reused across versions of a document, so only the hashes tell whether
+Chroma holds the text the manifest records. The ``generation`` counter in ``meta`` goes up with
+every committed change, so long-lived readers (``c1 serve``, ``c1 mcp``) know when to reload.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from c1.errors import C1Error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -27,7 +35,7 @@ CREATE TABLE IF NOT EXISTS docs (
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE TABLE IF NOT EXISTS chunks (
   id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, n INTEGER NOT NULL, start INTEGER NOT NULL,
-  "end" INTEGER NOT NULL, page INTEGER, text TEXT NOT NULL
+  "end" INTEGER NOT NULL, page INTEGER, text TEXT NOT NULL, hash TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, n);
 """
@@ -42,6 +50,13 @@ class Chunk:
     end: int
     page: int | None
     text: str
+    hash: str | None = None
+    """Content hash of the chunk (:func:`chunk_hash`); None in manifests written before hashes."""
+
+
+def chunk_hash(title: str | None, text: str) -> str:
+    """What identifies a chunk's content: its text and its document's title (both shape its vector)."""
+    return hashlib.blake2b(f"{title or ''}\0{text}".encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 @dataclass
@@ -67,20 +82,56 @@ class FileRecord:
     kind: str
 
 
+class ManifestDamaged(C1Error):
+    """The manifest cannot be read: the collection's source of truth is gone, only a re-index helps."""
+
+
 class Manifest:
-    def __init__(self, path: Path, readonly: bool = False):
+    def __init__(self, path: Path, readonly: bool = False, immutable: bool = False):
+        """``readonly``: open for reading only (``immutable``: the file cannot change while open, as on a
+        read-only file system, where SQLite could not create the WAL's shared-memory file)."""
         self.path = path
-        if readonly:
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(SCHEMA)
+        try:
+            if readonly:
+                mode = "immutable=1" if immutable else "mode=ro"
+                self.db = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, check_same_thread=False)
+                self.db.execute("SELECT COUNT(*) FROM meta").fetchone()
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = sqlite3.connect(path, check_same_thread=False)
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                self.db.executescript(SCHEMA)
+                self._migrate()
+            self.has_hashes = "hash" in self._columns("chunks")
+        except sqlite3.DatabaseError as exc:
+            raise ManifestDamaged(f"the manifest {path} cannot be read ({exc})") from None
+
+    def _columns(self, table: str) -> set[str]:
+        return {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
+
+    def _migrate(self) -> None:
+        if "hash" not in self._columns("chunks"):  # manifests written before chunk hashes
+            with self.db:
+                self.db.execute("ALTER TABLE chunks ADD COLUMN hash TEXT")
 
     def close(self) -> None:
         self.db.close()
+
+    # generation -------------------------------------------------------------------------
+    def generation(self) -> int:
+        return int(self.get_meta("generation") or 0)
+
+    def _bump(self) -> None:
+        """Inside a transaction: one more committed change."""
+        self.db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    def bump_generation(self) -> None:
+        with self.db:
+            self._bump()
 
     # meta -------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -152,10 +203,11 @@ class Manifest:
                 [(d.doc_id, d.key, d.path, d.title, d.source_id, d.n_chunks, json.dumps(d.meta)) for d in docs],
             )
             self.db.executemany(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(c.id, c.doc_id, c.n, c.start, c.end, c.page, c.text) for c in chunks],
+                'INSERT INTO chunks (id, doc_id, n, start, "end", page, text, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+                [(c.id, c.doc_id, c.n, c.start, c.end, c.page, c.text, c.hash) for c in chunks],
             )
             self.db.executemany("DELETE FROM pending WHERE path=?", paths)
+            self._bump()
 
     def remove_files(self, paths: list[str]) -> None:
         args = [(p,) for p in paths]
@@ -166,9 +218,21 @@ class Manifest:
             self.db.executemany("DELETE FROM docs WHERE path=?", args)
             self.db.executemany("DELETE FROM files WHERE path=?", args)
             self.db.executemany("DELETE FROM pending WHERE path=?", args)
+            self._bump()
 
     def chunk_ids(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT id FROM chunks")}
+
+    def chunk_hashes(self) -> dict[str, str | None]:
+        """Every chunk id → its content hash (None where not recorded)."""
+        if not self.has_hashes:
+            return dict.fromkeys(self.chunk_ids())
+        return {r[0]: r[1] for r in self.db.execute("SELECT id, hash FROM chunks")}
+
+    def set_hashes(self, hashes: dict[str, str]) -> None:
+        """Record hashes for chunks that had none (manifests from before chunk hashes)."""
+        with self.db:
+            self.db.executemany("UPDATE chunks SET hash=? WHERE id=?", [(h, i) for i, h in hashes.items()])
 
     def chunks(self, ids: list[str]) -> list[Chunk]:
         """The chunks with these ids, in the order asked (unknown ids are left out)."""

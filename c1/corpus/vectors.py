@@ -1,11 +1,18 @@
 """The vector store: a Chroma collection, embedded (PersistentClient) or remote (HttpClient).
 
 c1 computes embeddings itself (Chroma's default embedding function downloads a model at run
-time) and records which embedder it used in the collection's metadata.
+time) and records which embedder it used in the collection's metadata. Each chunk's metadata
+also carries the content hash that the manifest keeps (``hash``), so that a crash between the
+Chroma write and the manifest write is visible: same id, different hash.
+
+Errors say what failed: a collection that is not there ("run c1 index"), a store that cannot be
+opened (damaged: "c1 index --rebuild"), a server that does not answer. Chroma's embedded client
+writes to its SQLite file when it opens, so a read-only store is opened from a private copy.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
@@ -16,9 +23,32 @@ if TYPE_CHECKING:
     import numpy as np
 
 BATCH = 4000  # under Chroma's reported maximum batch size (5,461)
+PREFIX = "c1-"
 
 
-def _client(home: Path, url: str | None):
+def chroma_name(collection: str) -> str:
+    return PREFIX + collection
+
+
+def embedded_path(home: Path) -> Path:
+    """The embedded Chroma store shared by the collections of ``home``."""
+    return home / "chroma"
+
+
+class StoreUnavailable(C1Error):
+    """The Chroma store itself cannot be used (damaged file, server down), not just one collection."""
+
+    def __init__(self, message: str, reason: str = ""):
+        super().__init__(message)
+        self.reason = reason or message
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def _client(home: Path, url: str | None, readonly: bool = False):
     import chromadb
 
     settings = chromadb.Settings(anonymized_telemetry=False)
@@ -34,68 +64,166 @@ def _client(home: Path, url: str | None):
                 settings=settings,
             )
         except Exception as exc:  # chromadb raises ValueError/ConnectionError variants
-            raise C1Error(f"cannot reach the Chroma server at {url}: {exc}") from None
-    home.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(home / "chroma"), settings=settings)
+            raise StoreUnavailable(f"cannot reach the Chroma server at {url}: {_describe(exc)}", _describe(exc)) from None
+    path = embedded_path(home)
+    if readonly:
+        from c1.corpus.readonly import private_copy
+
+        path = private_copy(path, "chroma")
+    else:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise C1Error(f"cannot write to {path}: {exc.strerror}") from None
+    try:
+        return chromadb.PersistentClient(path=str(path), settings=settings)
+    except Exception as exc:
+        fresh_clients()  # Chroma caches the half-started client: the next attempt must really open the store
+        raise StoreUnavailable(
+            f"the embedded Chroma store {embedded_path(home)} cannot be opened ({_describe(exc)}): "
+            "`c1 index --rebuild` moves it aside and rebuilds the vectors from the manifest", _describe(exc)
+        ) from None
+
+
+def fresh_clients() -> None:
+    """Forget Chroma's per-path client cache: the next embedded client reads the store anew (a long-lived
+    reader must, to see what another process wrote; an open client keeps its HNSW index in memory)."""
+    from chromadb.api.client import SharedSystemClient
+
+    SharedSystemClient.clear_system_cache()
 
 
 class VectorStore:
-    def __init__(self, home: Path, collection: str, url: str | None, embedder_name: str | None, create: bool):
-        self.client = _client(home, url)
-        self.name = f"c1-{collection}"
-        self.where = url or str(home / "chroma")
+    def __init__(self, home: Path, collection: str, url: str | None, embedder_name: str | None, create: bool,
+                 readonly: bool = False):
+        self.client = _client(home, url, readonly=readonly and not url)
+        self.collection = collection
+        self.name = chroma_name(collection)
+        self.where = url or str(embedded_path(home))
+        self.embedder_label = embedder_name or "unknown"
+        if create:
+            with self._errors("cannot create the collection"):
+                self.col = self._create()
+            return
+        from chromadb.errors import NotFoundError
+
         try:
-            if create:
-                self.col = self.client.get_or_create_collection(
-                    self.name,
-                    embedding_function=None,
-                    configuration={"hnsw": {"space": "cosine"}},
-                    metadata={"c1_embedder": embedder_name or "unknown"},
-                )
-            else:
-                self.col = self.client.get_collection(self.name, embedding_function=None)
+            self.col = self.client.get_collection(self.name, embedding_function=None)
+        except NotFoundError:
+            raise C1Error(f"collection {collection!r} has no vectors in {self.where}: run `c1 index` "
+                          "(or `c1 index --rebuild` to rebuild them from the manifest)") from None
+        except Exception as exc:
+            raise C1Error(f"cannot open collection {collection!r} in Chroma at {self.where}: {_describe(exc)}") from None
+
+    def _create(self):
+        return self.client.get_or_create_collection(
+            self.name,
+            embedding_function=None,
+            configuration={"hnsw": {"space": "cosine"}},
+            metadata={"c1_embedder": self.embedder_label},
+        )
+
+    @contextmanager
+    def _errors(self, what: str):
+        """Chroma's exceptions (and the HTTP client's) as one line naming the store."""
+        try:
+            yield
         except C1Error:
             raise
         except Exception as exc:
-            if not create:
-                raise C1Error(f"collection {collection!r} has no vectors in {self.where}: run `c1 index` first") from None
-            raise C1Error(f"Chroma at {self.where}: {exc}") from None
+            raise C1Error(f"Chroma at {self.where}: {what} {self.name}: {_describe(exc)}") from None
 
     @property
     def embedder_name(self) -> str | None:
         return (self.col.metadata or {}).get("c1_embedder")
 
+    def reset(self) -> None:
+        """Drop every vector of this collection (``c1 index --rebuild``, or a collection re-created by hand)."""
+        with self._errors("cannot reset"):
+            drop_collection(self.client, self.collection)
+            self.col = self._create()
+
     def upsert(self, ids: list[str], vectors: "np.ndarray", texts: list[str], metas: list[dict]) -> None:
-        for s in range(0, len(ids), BATCH):
-            e = s + BATCH
-            self.col.upsert(ids=ids[s:e], embeddings=vectors[s:e], documents=texts[s:e], metadatas=metas[s:e])
+        with self._errors("cannot write to"):
+            for s in range(0, len(ids), BATCH):
+                e = s + BATCH
+                self.col.upsert(ids=ids[s:e], embeddings=vectors[s:e], documents=texts[s:e], metadatas=metas[s:e])
 
     def delete(self, ids: list[str]) -> None:
-        for s in range(0, len(ids), BATCH):
-            self.col.delete(ids=ids[s : s + BATCH])
+        with self._errors("cannot delete from"):
+            for s in range(0, len(ids), BATCH):
+                self.col.delete(ids=ids[s : s + BATCH])
 
     def all_ids(self) -> set[str]:
-        out: set[str] = set()
+        return set(self.hashes(with_hashes=False))
+
+    def hashes(self, with_hashes: bool = True) -> dict[str, str | None]:
+        """Every chunk id in the collection → its content hash (None where not recorded)."""
+        out: dict[str, str | None] = {}
+        include = ["metadatas"] if with_hashes else []
         offset = 0
-        while True:
-            page = self.col.get(include=[], limit=BATCH, offset=offset)["ids"]
-            out.update(page)
-            if len(page) < BATCH:
-                return out
-            offset += BATCH
+        with self._errors("cannot read"):
+            while True:
+                page = self.col.get(include=include, limit=BATCH, offset=offset)
+                metas = page.get("metadatas") or [None] * len(page["ids"])
+                out.update((i, (m or {}).get("hash")) for i, m in zip(page["ids"], metas))
+                if len(page["ids"]) < BATCH:
+                    return out
+                offset += BATCH
 
     def count(self) -> int:
-        return self.col.count()
+        with self._errors("cannot count"):
+            return self.col.count()
 
     def query(self, vector: "np.ndarray", k: int) -> list[tuple[str, float]]:
         n = min(k, self.count())
         if n <= 0:
             return []
-        res = self.col.query(query_embeddings=vector.reshape(1, -1), n_results=n, include=["distances"])
+        with self._errors("cannot query"):
+            res = self.col.query(query_embeddings=vector.reshape(1, -1), n_results=n, include=["distances"])
         return [(i, 1.0 - float(d)) for i, d in zip(res["ids"][0], res["distances"][0])]
 
     def vectors(self, ids: list[str]) -> dict[str, "np.ndarray"]:
         if not ids:
             return {}
-        got = self.col.get(ids=ids, include=["embeddings"])
+        with self._errors("cannot read"):
+            got = self.col.get(ids=ids, include=["embeddings"])
         return dict(zip(got["ids"], got["embeddings"]))
+
+
+def drop_collection(client, collection: str) -> bool:
+    """Delete the Chroma collection of ``collection``; False when there was none."""
+    from chromadb.errors import NotFoundError
+
+    try:
+        client.delete_collection(chroma_name(collection))
+    except NotFoundError:
+        return False
+    except ValueError as exc:  # older clients: "Collection ... does not exist"
+        if "does not exist" not in str(exc):
+            raise
+        return False
+    return True
+
+
+def remove_vectors(home: Path, collection: str, url: str | None) -> bool:
+    """``c1 rm``: delete the collection's vectors from its store; False when the store held none."""
+    if not url and not (embedded_path(home) / "chroma.sqlite3").exists():
+        return False
+    client = _client(home, url)
+    try:
+        return drop_collection(client, collection)
+    except Exception as exc:
+        raise C1Error(f"Chroma at {url or embedded_path(home)}: cannot delete {chroma_name(collection)}: "
+                      f"{_describe(exc)}") from None
+
+
+def move_aside(home: Path) -> Path:
+    """Rename a damaged embedded store to ``chroma.damaged-N`` and return the new name."""
+    src = embedded_path(home)
+    n = 1
+    while (dest := src.with_name(f"chroma.damaged-{n}")).exists():
+        n += 1
+    src.rename(dest)
+    fresh_clients()
+    return dest

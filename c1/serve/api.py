@@ -486,7 +486,8 @@ def make_server(settings: Settings, host: str = DEFAULT_HOST, port: int = DEFAUL
 def serve_api(settings: Settings, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
               max_concurrency: int = DEFAULT_MAX_CONCURRENCY, timeout_s: float = DEFAULT_TIMEOUT_S,
               max_body: int = DEFAULT_MAX_BODY, verbose: bool = False) -> int:
-    """Serve until Ctrl-C or SIGTERM; returns the exit code (``c1 serve --api-only``)."""
+    """Serve until Ctrl-C (exit code 130, as every command) or SIGTERM/SIGHUP (0); returns the exit code
+    (``c1 serve --api-only``)."""
     server = make_server(settings, host, port, token, max_concurrency, timeout_s, max_body, verbose)
     try:
         note = server.service.choice(settings).note  # fails fast with --policy llm and no usable server
@@ -511,14 +512,15 @@ def serve_api(settings: Settings, host: str = DEFAULT_HOST, port: int = DEFAULT_
             previous[sig] = signal.signal(sig, on_signal)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
     thread.start()
+    code = 0
     try:
         while not stop.wait(0.5):
             pass
     except KeyboardInterrupt:
-        pass
+        code = 130
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         server.close()
         sys.stderr.write("c1: search API stopped\n")
-    return 0
+    return code
