@@ -133,11 +133,50 @@ def test_unreachable_chroma_server_is_a_one_line_error(c1_home, run_c1, enron_fo
     run_c1("index", corpus, "--chroma-url", url).assert_one_line_error(2, "chroma", url)
 
 
-def test_status_when_the_server_is_down_is_a_one_line_error(c1_home, run_c1, enron_folder, tmp_path):
+def test_status_when_the_server_is_down_shows_the_reason_and_the_other_collections(c1_home, run_c1, enron_folder,
+                                                                                    tmp_path):
     corpus = enron_folder(1, smallest=True)
+    assert run_c1("index", corpus, "--quiet", "-c", "local").rc == 0
     with running_chroma(tmp_path / "short-lived") as url:
         assert run_c1("index", corpus, "--chroma-url", url, "--quiet").rc == 0
-    run_c1("status", "--json").assert_one_line_error(2, "chroma", url)
+    status = run_c1("status", "--json")
+    assert status.rc == 1 and "Traceback" not in status.stderr
+    rows = {r["collection"]: r for r in status.json()["collections"]}
+    assert "cannot reach the Chroma server" in rows["default"]["error"] and url in rows["default"]["error"]
+    assert rows["local"]["consistent"] is True and rows["local"]["documents"] == 1
+    plain = run_c1("status")
+    assert plain.rc == 1 and "Traceback" not in plain.stderr
+    assert plain.stdout.splitlines() == [f"default\tBROKEN\t{rows['default']['error']}",
+                                         "local\t1 documents\t1 chunks\tconsistent"]
+    assert f"default: cannot reach the Chroma server at {url}" in " ".join(plain.stderr.split())
+
+
+def test_a_mistyped_chroma_url_does_not_bind_or_break_anything(c1_home, run_c1, enron_folder):
+    corpus = enron_folder(1, smallest=True)
+    assert run_c1("index", corpus, "--quiet").rc == 0
+    url = f"http://127.0.0.1:{free_port()}"
+    run_c1("index", corpus, "-c", "typo", "--chroma-url", url).assert_one_line_error(2, "chroma", url)
+    status = run_c1("status", "--json")
+    rows = {r["collection"]: r for r in status.json()["collections"]}
+    assert rows["default"]["consistent"] is True
+    assert rows["typo"]["consistent"] is True and rows["typo"]["chunks"] == 0 and rows["typo"]["store"] is None
+    assert status.rc == 0, status.stdout
+    fixed = run_c1("index", corpus, "-c", "typo", "--json")  # the embedded store, since nothing was stored there
+    assert fixed.rc == 0, fixed.stderr
+    assert fixed.json()["added"] == 1
+
+
+def test_rm_removes_the_vectors_from_the_server(chroma_server, c1_home, run_c1, enron_folder):
+    corpus = enron_folder(2, smallest=True)
+    assert run_c1("index", corpus, "--chroma-url", chroma_server, "-c", "gone", "--quiet").rc == 0
+    assert server_collection(chroma_server, "c1-gone").count() > 0
+    result = run_c1("rm", "-c", "gone", "--json")  # the manifest says which server
+    assert result.rc == 0, result.stderr
+    assert result.json() == {"collection": "gone", "removed": True, "documents": 2,
+                             "chunks": result.json()["chunks"], "vectors": chroma_server}
+    assert not (c1_home / "collections" / "gone").exists()
+    with pytest.raises(Exception, match="does not exist"):
+        server_collection(chroma_server, "c1-gone")
 
 
 def test_a_collection_stays_on_its_store(chroma_server, c1_home, run_c1, enron_folder):
@@ -145,7 +184,8 @@ def test_a_collection_stays_on_its_store(chroma_server, c1_home, run_c1, enron_f
     corpus = enron_folder(2, smallest=True)
     assert run_c1("index", corpus, "--quiet").rc == 0  # embedded
     run_c1("index", corpus, "--chroma-url", chroma_server).assert_one_line_error(2, "embedded store", chroma_server)
-    run_c1("status", "--chroma-url", chroma_server).assert_one_line_error(2, "embedded store")
+    wrong = run_c1("status", "--chroma-url", chroma_server, "--json")
+    assert wrong.rc == 1 and "embedded store" in wrong.json()["collections"][0]["error"]
 
     on_server = run_c1("index", corpus, "--chroma-url", chroma_server, "--collection", "remote", "--json")
     assert on_server.rc == 0 and on_server.json()["added"] == 2
