@@ -109,8 +109,11 @@ class Corpus:
         self._docs: OrderedDict[str, DocRecord] = OrderedDict()
         self._grep: list[tuple[str, str]] | None = None
         self._grep_streams = False
-        self.warnings = [] if store.lexical is not None else [
-            f"keyword search is off: {store.lexical_problem}; `c1 index` repairs it"]
+        self.warnings = []
+        if store.lexical is None:
+            self.warnings.append(f"keyword search is off: {store.lexical_problem}; `c1 index` repairs it")
+        elif (n := store.lexical.count()) != self.size:
+            self.warnings.append(f"the lexical index holds {n} of the {self.size} chunks; `c1 index` repairs it")
 
     def refresh(self) -> bool:
         """Reopen the collection if ``c1 index`` changed it since it was opened; True when it did.

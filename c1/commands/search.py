@@ -25,13 +25,13 @@ def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl:
         raise C1Error("--json and --jsonl are exclusive")
     if save_trajectory:
         check_writable(save_trajectory, "--save-trajectory")
-    choice = choose_policy(settings)
-    if not quiet and not jsonl:
-        note(f"c1: {choice.note}")
-    corpus = Corpus(settings)
-    for line in corpus.warnings:
-        warn(line)
+    corpus = Corpus(settings)  # first: when the collection cannot be opened, that is the one line printed
     try:
+        choice = choose_policy(settings)
+        if not quiet and not jsonl:
+            note(f"c1: {choice.note}")
+        for line in corpus.warnings:
+            warn(line)
         consumers = []
         if not quiet and stderr_is_tty():
             from c1.view import LiveView

@@ -532,6 +532,8 @@ def _open_lexical(path: Path, create: bool, readonly: bool):
 
     from c1.corpus.lexical import LexicalIndex
 
+    if not create and not (path / "meta.json").exists():
+        return None, f"the lexical index {path} is missing", False
     try:
         lexical = LexicalIndex(path, readonly=readonly)
         lexical.count()  # opens every segment: a cut or emptied file fails here

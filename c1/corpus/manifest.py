@@ -155,9 +155,12 @@ class Manifest:
             self.db.executemany("INSERT OR IGNORE INTO pending VALUES (?)", [(p,) for p in paths])
 
     def invalidate(self, paths: Iterable[str]) -> None:
-        """Forget the hash of these files so that the next run re-indexes them."""
+        """Forget the hash of these files so that the next run that walks them re-indexes them (which the
+        pending mark, cleared here, would otherwise have said)."""
+        args = [(p,) for p in paths]
         with self.db:
-            self.db.executemany("UPDATE files SET hash=NULL WHERE path=?", [(p,) for p in paths])
+            self.db.executemany("UPDATE files SET hash=NULL WHERE path=?", args)
+            self.db.executemany("DELETE FROM pending WHERE path=?", args)
 
     def touch(self, rec: FileRecord) -> None:
         with self.db:
