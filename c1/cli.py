@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -57,6 +58,7 @@ def _run(fn, *args, **kwargs) -> None:
         raise typer.Exit(130) from None
     except BrokenPipeError:  # `c1 search ... | head -1`: the reader has what it wanted; stop quietly, as ripgrep does
         _drop_stdout()
+        _exit_now_if_busy(0)
         raise typer.Exit(0) from None
     except Exception as exc:  # a bug: one line, not a traceback, unless asked for
         if os.environ.get("C1_DEBUG"):
@@ -74,6 +76,19 @@ def _drop_stdout() -> None:
         os.close(devnull)
     except OSError:
         pass
+
+
+def _exit_now_if_busy(code: int) -> None:
+    """Exit at once while other threads still run (``--parallel`` agents inside ONNX or Chroma calls): letting
+    the interpreter finalise under them aborts the process ("terminate called without an active exception")."""
+    import threading
+
+    if threading.active_count() > 1:
+        readonly = sys.modules.get("c1.corpus.readonly")
+        if readonly is not None:
+            readonly.cleanup()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def _version(value: bool) -> None:

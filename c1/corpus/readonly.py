@@ -27,7 +27,7 @@ def private_copy(src: Path, what: str) -> Path:
     """A copy of the folder ``src`` in a temporary folder of this process (removed at exit)."""
     root = tempfile.mkdtemp(prefix="c1-readonly-")
     if not _copies:
-        atexit.register(_cleanup)
+        atexit.register(cleanup)
     _copies.append(root)
     dest = Path(root) / what
     if src.exists():
@@ -39,7 +39,8 @@ def private_copy(src: Path, what: str) -> Path:
     return dest
 
 
-def _cleanup() -> None:
+def cleanup() -> None:
+    """Remove the private copies (at exit)."""
     for root in _copies:
         shutil.rmtree(root, ignore_errors=True)
     _copies.clear()
