@@ -1,0 +1,47 @@
+"""`c1 serve` as a user runs it: refusals before any download, --api-only flags, Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+
+import httpx
+
+from conftest import c1_argv
+from llm_server import free_port
+
+
+def test_serve_refuses_a_plan_with_problems_before_any_download(run_c1, tmp_path):
+    """No GPU or no vLLM here: the plan's reason, at once; never the 42 GB download first."""
+    cache = tmp_path / "cache"
+    result = run_c1("serve", "--no-api", env={"C1_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1",
+                                               "HF_HOME": str(tmp_path / "hf")})
+    line = result.assert_one_line_error(2, "cannot serve", "c1 serve --dry-run")
+    assert "vLLM is not installed" in line or "GPU" in line
+    assert not (cache / "models").exists() and not (tmp_path / "hf").exists(), "nothing downloaded or converted"
+
+
+def test_api_only_refuses_port_and_names_api_port(run_c1):
+    result = run_c1("serve", "--api-only", "--port", "9123", timeout=60)  # on failure it would serve on 8080
+    result.assert_one_line_error(2, "--api-port 9123")
+
+
+def test_api_only_exits_130_on_ctrl_c(c1_home, run_c1, tmp_path):
+    (tmp_path / "note.md").write_text("# Note\n\nThe ridge survey is due on Friday.\n")
+    assert run_c1("index", tmp_path / "note.md", "--quiet").rc == 0
+    port = free_port()
+    proc = subprocess.Popen(c1_argv("serve", "--api-only", "--api-port", port), stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(5):
+            line = proc.stderr.readline()
+            if "search API on" in line:
+                break
+        assert f"http://127.0.0.1:{port}" in line, line
+        assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).json()["status"] == "ok"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 130
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
