@@ -11,7 +11,7 @@ _c1() {
     done
     case "$cmd" in
         "")
-            COMPREPLY=( $(compgen -W "index status search serve mcp train eval --version --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "index status rm search serve mcp train eval --version --help" -- "$cur") ) ;;
         index)
             case "$prev" in
                 -c|--collection) COMPREPLY=(); return 0 ;;
@@ -22,7 +22,7 @@ _c1() {
                 --max-file-mb) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --max-file-mb --strict --json -q --quiet --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --max-file-mb --strict --rebuild --json -q --quiet --help" -- "$cur") )
             else
                 compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") )
             fi ;;
@@ -34,6 +34,15 @@ _c1() {
             esac
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --json --help" -- "$cur") )
+            fi ;;
+        rm)
+            case "$prev" in
+                -c|--collection) COMPREPLY=(); return 0 ;;
+                --home) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -d -- "$cur") ); return 0 ;;
+                --chroma-url) COMPREPLY=(); return 0 ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --json -q --quiet --help" -- "$cur") )
             fi ;;
         search)
             case "$prev" in
