@@ -685,7 +685,7 @@ def test_e2e_financebench_pages(tmp_path, capsys):
     assert pages == {3}
 
 
-# --- the CLI, once wired ----------------------------------------------------------------------
+# --- the CLI ---------------------------------------------------------------------------------
 
 
 def test_cli_eval_compare(run_c1, tmp_path):
@@ -694,8 +694,6 @@ def test_cli_eval_compare(run_c1, tmp_path):
     (tmp_path / "a.json").write_text(json.dumps(a))
     (tmp_path / "b.json").write_text(json.dumps(b))
     res = run_c1("eval", "compare", tmp_path / "a.json", tmp_path / "b.json", "--json")
-    if "not available yet" in res.stderr:
-        pytest.skip("`c1 eval` is not wired into c1/cli.py yet")
     assert res.rc == 0, res.stderr
     assert res.json()["systems"][0]["metrics"]["f1"]["delta"] == -0.25
     res = run_c1("eval", "compare", tmp_path / "a.json", tmp_path / "missing.json")
@@ -709,9 +707,7 @@ def test_cli_eval_commands_match_the_loaders():
     from c1.eval.datasets import DATASETS
 
     group = typer.main.get_command(app)
-    ev = group.commands.get("eval")
-    if ev is None or not hasattr(ev, "commands"):
-        pytest.skip("`c1 eval` is not wired into c1/cli.py yet")
+    ev = group.commands["eval"]
     assert set(ev.commands) == set(DATASETS) | {"compare"}
     for name, summary in DATASETS.items():
         assert ev.commands[name].help == summary

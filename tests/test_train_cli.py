@@ -1,21 +1,17 @@
-"""``c1 train ...`` from the outside: nothing heavy at import, the real CLI in a subprocess.
-
-The CLI tests are skipped while ``c1 train`` is not wired into c1/cli.py yet. To try a wiring
-before it lands, point ``C1_TRAIN_TEST_ARGV`` at another entry point (e.g.
-``"python /tmp/c1cli_train.py"``).
-"""
+"""``c1 train ...`` from the outside: nothing heavy at import, the real CLI (a subprocess for a real run,
+the in-process runner for one-line errors, where a process adds nothing)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
-from functools import cache
 
-import pytest
+from typer.testing import CliRunner
 
+from c1.cli import app
+from conftest import c1_argv
 from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
 from test_train_synth import AlgoTeacher
 
@@ -35,43 +31,34 @@ def test_importing_the_training_code_loads_no_heavy_library():
     assert out.stdout.strip() == "[]"
 
 
-def _argv() -> list[str]:
-    return shlex.split(os.environ.get("C1_TRAIN_TEST_ARGV", f"{shlex.quote(sys.executable)} -m c1"))
-
-
 def c1(*args, env=None, timeout=600):
-    return subprocess.run(_argv() + [str(a) for a in args], capture_output=True, text=True, timeout=timeout,
+    return subprocess.run(c1_argv(*args), capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
 
 
-@cache
-def _wired() -> bool:
-    r = c1("train", "synth", "--help", timeout=60)
-    return r.returncode == 0 and "--teacher-url" in r.stdout
-
-
-@pytest.fixture
-def wired():
-    if not _wired():
-        pytest.skip("`c1 train` is not wired into c1/cli.py yet")
+def in_process(*args, env=None):
+    """(exit code, stdout, stderr) of the CLI run in this process."""
+    result = CliRunner().invoke(app, [str(a) for a in args], env=env, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
 
 
 def _one_line_error(r, *fragments):
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
-    lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    code, _out, err = r
+    assert code == 2, (code, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
     for f in fragments:
         assert f.lower() in lines[0].lower(), lines[0]
 
 
-def test_train_help_lists_the_four_steps(wired):
-    r = c1("train", "--help")
-    assert r.returncode == 0
+def test_train_help_lists_the_four_steps():
+    code, out, _ = in_process("train", "--help")
+    assert code == 0
     for cmd in ("synth", "collect", "sft", "rl"):
-        assert cmd in r.stdout
+        assert cmd in out
 
 
-def test_synth_then_collect_through_the_cli(wired, hotpot_index: HotpotIndex, tmp_path):  # noqa: F811
+def test_synth_then_collect_through_the_cli(hotpot_index: HotpotIndex, tmp_path):  # noqa: F811
     server = AlgoTeacher("honest")
     tasks = tmp_path / "tasks.jsonl"
     try:
@@ -91,16 +78,17 @@ def test_synth_then_collect_through_the_cli(wired, hotpot_index: HotpotIndex, tm
     assert rep["policy"] == "builtin" and rep["runs"] == 2 * report["tasks_written"]
 
 
-def test_cli_errors_are_one_line(wired, hotpot_index: HotpotIndex, tmp_path):  # noqa: F811
-    _one_line_error(c1("train", "collect", "--home", hotpot_index.home, "--tasks", tmp_path / "none.jsonl",
-                       "--out", tmp_path / "o.jsonl", env=hotpot_index.env), "does not exist")
+def test_cli_errors_are_one_line(hotpot_index: HotpotIndex, tmp_path):  # noqa: F811
+    env = hotpot_index.env
+    _one_line_error(in_process("train", "collect", "--home", hotpot_index.home, "--tasks", tmp_path / "none.jsonl",
+                               "--out", tmp_path / "o.jsonl", env=env), "does not exist")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x"}\n')
-    _one_line_error(c1("train", "collect", "--home", hotpot_index.home, "--tasks", bad, "--out", tmp_path / "o.jsonl",
-                       env=hotpot_index.env), "bad.jsonl:1")
-    _one_line_error(c1("train", "synth", "--home", hotpot_index.home, "--out", tmp_path / "t.jsonl", env=hotpot_index.env),
+    _one_line_error(in_process("train", "collect", "--home", hotpot_index.home, "--tasks", bad,
+                               "--out", tmp_path / "o.jsonl", env=env), "bad.jsonl:1")
+    _one_line_error(in_process("train", "synth", "--home", hotpot_index.home, "--out", tmp_path / "t.jsonl", env=env),
                     "--teacher-url")
-    _one_line_error(c1("train", "synth", "--home", hotpot_index.home, "--out", tmp_path / "t.jsonl",
-                       "--teacher-url", "http://127.0.0.1:9/v1", env=hotpot_index.env), "teacher")
-    _one_line_error(c1("train", "sft", "--trajectories", tmp_path / "none.jsonl", "--model", tmp_path,
-                       "--out", tmp_path / "sft"), "does not exist")
+    _one_line_error(in_process("train", "synth", "--home", hotpot_index.home, "--out", tmp_path / "t.jsonl",
+                               "--teacher-url", "http://127.0.0.1:9/v1", env=env), "teacher")
+    _one_line_error(in_process("train", "sft", "--trajectories", tmp_path / "none.jsonl", "--model", tmp_path,
+                               "--out", tmp_path / "sft"), "does not exist")

@@ -3,8 +3,9 @@
 SQLite reads such a manifest with ``immutable=1`` (``mode=ro`` alone needs to create the WAL's
 shared-memory file). tantivy takes a lock file to read its meta data, and Chroma's embedded
 client writes to its SQLite file when it opens: both are read from a private copy in a temporary
-folder, removed when the process ends. Measured cost: the copy is a plain file copy of the
-collection's lexical folder and of the Chroma store.
+folder, removed when the process ends. Measured on a 10k-chunk collection (146 MB Chroma store,
+random vectors as in bench/search_latency.py), median of 5 whole runs each, side by side: a
+read-only `c1 search` takes 1.12x the time of the same search in a writable home, `c1 status` 1.04x.
 """
 
 from __future__ import annotations
