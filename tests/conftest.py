@@ -7,6 +7,9 @@ Tests run the real components (embedder, Chroma, tantivy) on real files. Nothing
 - ``c1_home``: a fresh ``C1_HOME`` with config and data dirs isolated (no user config, no stray
   ``C1_*`` variables) — in this process (monkeypatch) and in every subprocess started from it.
 - ``run_c1``: ``run_c1("index", path, "--json")`` → ``CliResult(rc, stdout, stderr)``.
+- ``invoke_c1``: the same, in this process (Typer's runner): for one-line errors and other checks
+  where a real process adds nothing (keep real processes for signals, pipes, crashes and anything
+  that another process then reads: Chroma's embedded client caches what it has read).
 - ``c1_popen``: the same command line as a running :class:`subprocess.Popen` (crash tests).
 - ``new_c1_env``: an isolated environment for module- or session-scoped fixtures.
 - ``inspect_store``: read a collection's manifest, Chroma and tantivy state from outside.
@@ -120,6 +123,16 @@ def c1_argv(*args, batch_chunks: int | None = None) -> list[str]:
     return [sys.executable, "-c", _SMALL_BATCHES, str(batch_chunks), *map(str, args)]
 
 
+def invoke_cli(*args, env: dict[str, str] | None = None) -> CliResult:
+    """The CLI in this process: exit code, stdout and stderr as a subprocess would give them."""
+    from typer.testing import CliRunner
+
+    from c1.cli import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args], env=env, catch_exceptions=False)
+    return CliResult(result.exit_code, result.stdout, result.stderr)
+
+
 def run_cli(args, env: dict[str, str], timeout: float = 600, cwd: Path | None = None) -> CliResult:
     proc = subprocess.run(c1_argv(*args), env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
@@ -171,6 +184,12 @@ def run_c1(c1_home: Path):
         return run_cli(args, {**os.environ, **(env or {})}, timeout=timeout, cwd=cwd)
 
     return run
+
+
+@pytest.fixture
+def invoke_c1(c1_home: Path):
+    """:func:`invoke_cli` in the isolated environment of ``c1_home``."""
+    return invoke_cli
 
 
 @pytest.fixture

@@ -26,15 +26,15 @@ def test_help_lists_every_command(run_c1):
     assert {"index", "search", "serve", "train", "eval", "status"} <= listed, out
 
 
-@pytest.mark.parametrize("command", ["index", "status"])
-def test_subcommand_help(run_c1, command):
-    rc, out, err = run_c1(command, "--help")
+@pytest.mark.parametrize("command", ["index", "status", "rm"])
+def test_subcommand_help(invoke_c1, command):
+    rc, out, err = invoke_c1(command, "--help")
     assert rc == 0, err
     assert "--collection" in out and "--json" in out
 
 
-def test_unknown_command_is_a_usage_error(run_c1):
-    rc, out, err = run_c1("frobnicate")
+def test_unknown_command_is_a_usage_error(invoke_c1):
+    rc, out, err = invoke_c1("frobnicate")
     assert rc == 2
     assert "Traceback" not in err
 

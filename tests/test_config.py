@@ -136,17 +136,17 @@ def test_unknown_flag_setting_is_refused():
 # --- the real CLI ---------------------------------------------------------------------------
 
 
-def test_cli_collection_precedence(c1_home, run_c1, tmp_path):
+def test_cli_collection_precedence(c1_home, invoke_c1, tmp_path):
     """--collection beats C1_COLLECTION, which beats the config file."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "note.txt").write_text("The quarterly gas storage report is due on Friday.\n")
     write_config(c1_home, 'collection = "filecol"\n')
 
-    assert run_c1("index", docs, "--json", "--quiet").json()["collection"] == "filecol"
+    assert invoke_c1("index", docs, "--json", "--quiet").json()["collection"] == "filecol"
     env = {"C1_COLLECTION": "envcol"}
-    assert run_c1("index", docs, "--json", "--quiet", env=env).json()["collection"] == "envcol"
-    assert run_c1("index", docs, "--json", "--quiet", "--collection", "flagcol", env=env).json()["collection"] == "flagcol"
+    assert invoke_c1("index", docs, "--json", "--quiet", env=env).json()["collection"] == "envcol"
+    assert invoke_c1("index", docs, "--json", "--quiet", "--collection", "flagcol", env=env).json()["collection"] == "flagcol"
     assert sorted(p.name for p in (c1_home / "collections").iterdir()) == ["envcol", "filecol", "flagcol"]
 
 
@@ -155,17 +155,18 @@ def test_cli_collection_precedence(c1_home, run_c1, tmp_path):
     ('colection = "typo"\n', "unknown key(s) colection"),
 ])
 @pytest.mark.parametrize("command", [["status"], ["index", "."]])
-def test_cli_bad_config_is_one_line_exit_2(c1_home, run_c1, text, fragment, command):
+def test_cli_bad_config_is_one_line_exit_2(c1_home, invoke_c1, text, fragment, command):
     write_config(c1_home, text)
-    run_c1(*command).assert_one_line_error(2, fragment)
+    invoke_c1(*command).assert_one_line_error(2, fragment)
 
 
 def test_cli_bad_env_value_is_one_line_exit_2(run_c1):
+    """In a real process: the variable is read from the environment the process starts with."""
     run_c1("status", env={"C1_MAX_FILE_MB": "big"}).assert_one_line_error(2, "max_file_mb")
 
 
-def test_cli_missing_c1_config_is_one_line_exit_2(run_c1, tmp_path):
-    run_c1("status", env={"C1_CONFIG": str(tmp_path / "nope.toml")}).assert_one_line_error(2, "does not exist")
+def test_cli_missing_c1_config_is_one_line_exit_2(invoke_c1, tmp_path):
+    invoke_c1("status", env={"C1_CONFIG": str(tmp_path / "nope.toml")}).assert_one_line_error(2, "does not exist")
 
 
 # --- every layer passes the same checks ------------------------------------------------------
@@ -231,16 +232,16 @@ def test_bad_collection_names(name):
 
 
 @pytest.mark.parametrize("name", ["a b", "../escape", "ABSOLUTE"])
-def test_cli_bad_collection_name_leaves_nothing_behind(c1_home, run_c1, tmp_path, name):
+def test_cli_bad_collection_name_leaves_nothing_behind(c1_home, invoke_c1, tmp_path, name):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "note.txt").write_text("The quarterly gas storage report is due on Friday.\n")
     absolute = tmp_path / "abs"
-    run_c1("index", docs, "-c", str(absolute) if name == "ABSOLUTE" else name).assert_one_line_error(
+    invoke_c1("index", docs, "-c", str(absolute) if name == "ABSOLUTE" else name).assert_one_line_error(
         2, "not a collection name")
     assert not c1_home.exists() or list(c1_home.rglob("*")) == []
     assert not absolute.exists() and not (c1_home / "escape").exists()
 
 
-def test_cli_max_file_mb_must_be_positive(run_c1, tmp_path):
-    run_c1("index", tmp_path, "--max-file-mb", "-5").assert_one_line_error(2, "--max-file-mb")
+def test_cli_max_file_mb_must_be_positive(invoke_c1, tmp_path):
+    invoke_c1("index", tmp_path, "--max-file-mb", "-5").assert_one_line_error(2, "--max-file-mb")

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import chroma_collection, copy_file, enron_messages, inspect_collection, manifest_count, read_manifest
+from conftest import (chroma_collection, copy_file, enron_messages, inspect_collection, invoke_cli, manifest_count,
+                      read_manifest)
 
 CHUNK_ID = re.compile(r"^[a-z2-7]{8}_\d+$")
 REPORT_KEYS = {"collection", "added", "updated", "deleted", "unchanged", "skipped", "chunks", "seconds",
@@ -166,7 +167,7 @@ def test_status_json(indexed, small_corpus):
 
 
 def test_status_of_unknown_collection(indexed):
-    indexed.run("status", "--collection", "nope").assert_one_line_error(2, "nope")
+    invoke_cli("status", "--collection", "nope", env=indexed.env).assert_one_line_error(2, "nope")
 
 
 def test_embedder_mismatch_is_refused_before_connecting(indexed, small_corpus):
@@ -322,18 +323,18 @@ def test_strict_with_clean_input_exits_0(c1_home, run_c1, enron_folder):
     assert result.rc == 0 and result.stderr == "", result.stderr
 
 
-def test_nonexistent_path_is_a_one_line_error(c1_home, run_c1, tmp_path):
-    run_c1("index", tmp_path / "nope").assert_one_line_error(2, "nope", "no such file")
+def test_nonexistent_path_is_a_one_line_error(c1_home, invoke_c1, tmp_path):
+    invoke_c1("index", tmp_path / "nope").assert_one_line_error(2, "nope", "no such file")
     (tmp_path / "real.txt").write_text("A real file.\n")
-    result = run_c1("index", tmp_path / "real.txt", tmp_path / "missing", "--json")
+    result = invoke_c1("index", tmp_path / "real.txt", tmp_path / "missing", "--json")
     result.assert_one_line_error(2, "missing")
     assert result.stdout == ""
     assert not (c1_home / "collections").exists(), "nothing may be indexed when a path is wrong"
 
 
-def test_dangling_symlink_path_is_a_one_line_error(c1_home, run_c1, tmp_path):
+def test_dangling_symlink_path_is_a_one_line_error(c1_home, invoke_c1, tmp_path):
     os.symlink(tmp_path / "gone", tmp_path / "link")
-    run_c1("index", tmp_path / "link").assert_one_line_error(2, "link")
+    invoke_c1("index", tmp_path / "link").assert_one_line_error(2, "link")
 
 
 def test_second_concurrent_index_fails_fast(c1_home, run_c1, c1_popen, enron_folder):

@@ -14,21 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from c1.cli import app
-from conftest import copy_file
+from conftest import copy_file, invoke_cli
 
 HOSTILE = ["no[/]such", "foo[/x]", "[draft] notes", "w[/i]", "[bold]loud"]
 
 
-def invoke(*args: str):
-    result = CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
 def assert_literal_error(args: list[str], literal: str, code: int = 2) -> str:
-    rc, _out, err = invoke(*args)
+    rc, _out, err = invoke_cli(*args)
     assert "Traceback" not in err and "MarkupError" not in err, err
     assert rc == code, (rc, err)
     flat = " ".join(err.split())
@@ -84,7 +77,7 @@ def test_install_hints_keep_their_brackets(c1_home, tmp_path, monkeypatch):
 
 def test_status_of_a_folder_with_a_hostile_name(c1_home):
     (c1_home / "collections" / "[draft] notes").mkdir(parents=True)
-    rc, out, err = invoke("status")
+    rc, out, err = invoke_cli("status")
     assert rc == 1 and "Traceback" not in err
     assert out.startswith("[draft] notes\tBROKEN\t")
     assert "[draft] notes" in err

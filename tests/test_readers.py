@@ -9,18 +9,30 @@ from pathlib import Path
 
 import pytest
 
-from conftest import c1_argv
+from conftest import c1_argv, invoke_cli, run_cli
 
 GLACIER = "# Glacier memo\n\nThe Zanzibar glacier survey found quartzite moraines near the northern ridge.\n"
 FERRY = "# Ferry memo\n\nThe Oyster Bay ferry timetable changes to hourly crossings in the winter months.\n"
 
 
-@pytest.fixture
-def notes(tmp_path) -> Path:
-    folder = tmp_path / "notes"
+def write_notes(folder: Path) -> Path:
     folder.mkdir()
     (folder / "glacier.md").write_text(GLACIER)
     return folder
+
+
+@pytest.fixture
+def notes(tmp_path) -> Path:
+    return write_notes(tmp_path / "notes")
+
+
+@pytest.fixture(scope="module")
+def indexed(new_c1_env):
+    """A home with the glacier note indexed, shared by the tests that only read it."""
+    env = new_c1_env("readers")
+    env.notes = write_notes(env.root / "notes")
+    assert env.run("index", env.notes, "--quiet").rc == 0
+    return env
 
 
 # --- long-lived readers -----------------------------------------------------------------------------
@@ -95,13 +107,12 @@ def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
 
 
 @pytest.fixture
-def readonly_home(c1_home, run_c1, notes, tmp_path):
+def readonly_home(indexed, tmp_path):
     """The indexed home as a read-only file system (a read-only bind mount as root, chmod a-w otherwise)."""
-    assert run_c1("index", notes, "--quiet").rc == 0
     view = tmp_path / "readonly"
     view.mkdir()
     if os.geteuid() == 0:
-        mounted = subprocess.run(["mount", "--bind", "-o", "ro", str(c1_home), str(view)], capture_output=True)
+        mounted = subprocess.run(["mount", "--bind", "-o", "ro", str(indexed.home), str(view)], capture_output=True)
         if mounted.returncode != 0:
             pytest.skip(f"cannot make a read-only bind mount here: {mounted.stderr.decode().strip()}")
         try:
@@ -110,7 +121,7 @@ def readonly_home(c1_home, run_c1, notes, tmp_path):
             subprocess.run(["umount", str(view)], check=True)
     else:
         shutil.rmtree(view)
-        shutil.copytree(c1_home, view)
+        shutil.copytree(indexed.home, view)
         subprocess.run(["chmod", "-R", "a-w", str(view)], check=True)
         try:
             yield view
@@ -118,8 +129,13 @@ def readonly_home(c1_home, run_c1, notes, tmp_path):
             subprocess.run(["chmod", "-R", "u+w", str(view)], check=True)
 
 
-def test_status_and_search_work_in_a_read_only_home(readonly_home, run_c1, notes, tmp_path):
-    env = {"C1_HOME": str(readonly_home), "TMPDIR": str(tmp_path)}
+def test_status_and_search_work_in_a_read_only_home(readonly_home, indexed, tmp_path):
+    env = {**indexed.env, "C1_HOME": str(readonly_home), "TMPDIR": str(tmp_path)}
+    notes = indexed.notes
+
+    def run_c1(*args, env):
+        return run_cli(args, env)
+
     before = _snapshot(readonly_home)
     status = run_c1("status", "--json", env=env)
     assert status.rc == 0, status.stderr
@@ -142,34 +158,31 @@ def test_status_and_search_work_in_a_read_only_home(readonly_home, run_c1, notes
 
 
 @pytest.mark.parametrize("mode", [[], ["--json"], ["--jsonl"]])
-def test_a_closed_stdout_ends_the_search_quietly(c1_home, run_c1, notes, mode):
+def test_a_closed_stdout_ends_the_search_quietly(indexed, mode):
     """`c1 search ... | head -1` (the reader gone before c1 writes): exit 0 and nothing on stderr but the
     policy note, as ripgrep does."""
-    assert run_c1("index", notes, "--quiet").rc == 0
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
         proc = subprocess.run(c1_argv("search", "glacier survey", *mode), stdout=write_end, stderr=subprocess.PIPE,
-                              text=True, timeout=300)
+                              text=True, timeout=300, env=indexed.env)
     finally:
         os.close(write_end)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr and "error" not in proc.stderr.lower(), proc.stderr
 
 
-def test_search_into_head(c1_home, run_c1, notes):
-    assert run_c1("index", notes, "--quiet").rc == 0
+def test_search_into_head(indexed):
     command = " ".join(f"'{a}'" for a in c1_argv("search", "glacier survey", "--jsonl", "--parallel", "2"))
     proc = subprocess.run(["bash", "-o", "pipefail", "-c", f"{command} | head -1"], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, env=indexed.env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith('{"event": "run_started"') and proc.stdout.count("\n") == 1
     assert "Traceback" not in proc.stderr and "error" not in proc.stderr.lower(), proc.stderr
 
 
-def test_an_unwritable_trajectory_path_is_refused_before_the_search(c1_home, run_c1, notes, tmp_path):
-    assert run_c1("index", notes, "--quiet").rc == 0
-    result = run_c1("search", "glacier", "--save-trajectory", tmp_path / "no" / "such" / "run.json")
+def test_an_unwritable_trajectory_path_is_refused_before_the_search(indexed, tmp_path):
+    result = invoke_cli("search", "glacier", "--save-trajectory", tmp_path / "no" / "such" / "run.json", env=indexed.env)
     result.assert_one_line_error(2, "--save-trajectory", "does not exist")  # one line: no search, no policy note
     assert result.stdout == ""
-    run_c1("search", "glacier", "--save-trajectory", tmp_path).assert_one_line_error(2, "is a directory")
+    invoke_cli("search", "glacier", "--save-trajectory", tmp_path, env=indexed.env).assert_one_line_error(2, "is a directory")

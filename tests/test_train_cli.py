@@ -8,10 +8,7 @@ import os
 import subprocess
 import sys
 
-from typer.testing import CliRunner
-
-from c1.cli import app
-from conftest import c1_argv
+from conftest import c1_argv, invoke_cli
 from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
 from test_train_synth import AlgoTeacher
 
@@ -36,23 +33,8 @@ def c1(*args, env=None, timeout=600):
                           env={**os.environ, **(env or {})})
 
 
-def in_process(*args, env=None):
-    """(exit code, stdout, stderr) of the CLI run in this process."""
-    result = CliRunner().invoke(app, [str(a) for a in args], env=env, catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def _one_line_error(r, *fragments):
-    code, _out, err = r
-    assert code == 2, (code, err)
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    for f in fragments:
-        assert f.lower() in lines[0].lower(), lines[0]
-
-
 def test_train_help_lists_the_four_steps():
-    code, out, _ = in_process("train", "--help")
+    code, out, _ = invoke_cli("train", "--help")
     assert code == 0
     for cmd in ("synth", "collect", "sft", "rl"):
         assert cmd in out
@@ -79,16 +61,16 @@ def test_synth_then_collect_through_the_cli(hotpot_index: HotpotIndex, tmp_path)
 
 
 def test_cli_errors_are_one_line(hotpot_index: HotpotIndex, tmp_path):  # noqa: F811
-    env = hotpot_index.env
-    _one_line_error(in_process("train", "collect", "--home", hotpot_index.home, "--tasks", tmp_path / "none.jsonl",
-                               "--out", tmp_path / "o.jsonl", env=env), "does not exist")
+    env, home = hotpot_index.env, hotpot_index.home
+    invoke_cli("train", "collect", "--home", home, "--tasks", tmp_path / "none.jsonl", "--out", tmp_path / "o.jsonl",
+               env=env).assert_one_line_error(2, "does not exist")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x"}\n')
-    _one_line_error(in_process("train", "collect", "--home", hotpot_index.home, "--tasks", bad,
-                               "--out", tmp_path / "o.jsonl", env=env), "bad.jsonl:1")
-    _one_line_error(in_process("train", "synth", "--home", hotpot_index.home, "--out", tmp_path / "t.jsonl", env=env),
-                    "--teacher-url")
-    _one_line_error(in_process("train", "synth", "--home", hotpot_index.home, "--out", tmp_path / "t.jsonl",
-                               "--teacher-url", "http://127.0.0.1:9/v1", env=env), "teacher")
-    _one_line_error(in_process("train", "sft", "--trajectories", tmp_path / "none.jsonl", "--model", tmp_path,
-                               "--out", tmp_path / "sft"), "does not exist")
+    invoke_cli("train", "collect", "--home", home, "--tasks", bad, "--out", tmp_path / "o.jsonl",
+               env=env).assert_one_line_error(2, "bad.jsonl:1")
+    invoke_cli("train", "synth", "--home", home, "--out", tmp_path / "t.jsonl",
+               env=env).assert_one_line_error(2, "--teacher-url")
+    invoke_cli("train", "synth", "--home", home, "--out", tmp_path / "t.jsonl", "--teacher-url", "http://127.0.0.1:9/v1",
+               env=env).assert_one_line_error(2, "teacher")
+    invoke_cli("train", "sft", "--trajectories", tmp_path / "none.jsonl", "--model", tmp_path,
+               "--out", tmp_path / "sft").assert_one_line_error(2, "does not exist")
