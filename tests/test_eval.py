@@ -688,15 +688,15 @@ def test_e2e_financebench_pages(tmp_path, capsys):
 # --- the CLI ---------------------------------------------------------------------------------
 
 
-def test_cli_eval_compare(run_c1, tmp_path):
+def test_cli_eval_compare(invoke_c1, tmp_path):
     a = summary([sys_summary("bm25", f1=0.5)])
     b = summary([sys_summary("bm25", f1=0.25)])
     (tmp_path / "a.json").write_text(json.dumps(a))
     (tmp_path / "b.json").write_text(json.dumps(b))
-    res = run_c1("eval", "compare", tmp_path / "a.json", tmp_path / "b.json", "--json")
+    res = invoke_c1("eval", "compare", tmp_path / "a.json", tmp_path / "b.json", "--json")
     assert res.rc == 0, res.stderr
     assert res.json()["systems"][0]["metrics"]["f1"]["delta"] == -0.25
-    res = run_c1("eval", "compare", tmp_path / "a.json", tmp_path / "missing.json")
+    res = invoke_c1("eval", "compare", tmp_path / "a.json", tmp_path / "missing.json")
     res.assert_one_line_error(2, "missing.json")
 
 

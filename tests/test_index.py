@@ -152,7 +152,7 @@ def test_rerun_without_changes_embeds_nothing_and_is_fast(indexed, small_corpus)
 
 
 def test_status_json(indexed, small_corpus):
-    result = indexed.run("status", "--json")
+    result = invoke_cli("status", "--json", env=indexed.env)
     assert result.rc == 0, result.stderr
     out = result.json()
     assert out["home"] == str(indexed.home)
@@ -162,7 +162,7 @@ def test_status_json(indexed, small_corpus):
     assert row["documents"] == small_corpus.documents
     assert row["chunks"] == row["chroma_chunks"] == row["lexical_chunks"] == indexed.report["total_chunks"]
     assert row["embedder"] == "minilm-l6-int8"
-    plain = indexed.run("status")
+    plain = invoke_cli("status", env=indexed.env)
     assert plain.rc == 0 and "consistent" in plain.stdout
 
 
@@ -194,12 +194,12 @@ def test_embedder_mismatch_is_refused_before_connecting(indexed, small_corpus):
 # --- incremental updates -----------------------------------------------------------------------
 
 
-def test_changed_deleted_added_are_counted_exactly(c1_home, run_c1, small_corpus, shared_data, tmp_path):
+def test_changed_deleted_added_are_counted_exactly(c1_home, invoke_c1, small_corpus, shared_data, tmp_path):
     from c1.corpus.lexical import LexicalIndex
 
     corpus = tmp_path / "corpus"
     shutil.copytree(small_corpus.path, corpus)
-    first = run_c1("index", corpus, "--json").json()
+    first = invoke_c1("index", corpus, "--json").json()
     before = inspect_collection(c1_home)
     before_docs = {d["key"]: d["doc_id"] for d in before.docs}
 
@@ -219,7 +219,7 @@ def test_changed_deleted_added_are_counted_exactly(c1_home, run_c1, small_corpus
     new_msg = enron_messages(shared_data)[-1]
     added = copy_file(new_msg, corpus / "enron" / "zz-new" / "inbox" / new_msg.name)
 
-    result = run_c1("index", corpus, "--json")
+    result = invoke_c1("index", corpus, "--json")
     r = result.json()
     assert result.rc == 0, result.stderr
     assert (r["added"], r["updated"], r["deleted"]) == (1, 2, 1), r
@@ -248,18 +248,18 @@ def test_changed_deleted_added_are_counted_exactly(c1_home, run_c1, small_corpus
 
     # Removing a whole folder deletes its files.
     shutil.rmtree(corpus / "pdf")
-    r3 = run_c1("index", corpus, "--json").json()
+    r3 = invoke_c1("index", corpus, "--json").json()
     assert (r3["deleted"], r3["added"], r3["updated"], r3["chunks"]) == (2, 0, 0, 0)
     inspect_collection(c1_home).assert_consistent()
 
 
-def test_indexing_a_second_path_leaves_the_first_alone(c1_home, run_c1, enron_folder, tmp_path):
+def test_indexing_a_second_path_leaves_the_first_alone(c1_home, invoke_c1, enron_folder, tmp_path):
     first = enron_folder(3, "a")
     second = tmp_path / "b"
     second.mkdir()
     (second / "memo.md").write_text("# Memo\n\nThe west desk closes early on Friday.\n")
-    run_c1("index", first, "--json")
-    r = run_c1("index", second, "--json").json()
+    invoke_c1("index", first, "--json")
+    r = invoke_c1("index", second, "--json").json()
     assert (r["added"], r["deleted"]) == (1, 0)
     state = inspect_collection(c1_home)
     state.assert_consistent()
@@ -318,8 +318,8 @@ def test_bad_input_is_skipped_listed_and_counted(c1_home, run_c1, bad_folder):
     inspect_collection(c1_home).assert_consistent()
 
 
-def test_strict_with_clean_input_exits_0(c1_home, run_c1, enron_folder):
-    result = run_c1("index", enron_folder(2), "--strict", "--quiet")
+def test_strict_with_clean_input_exits_0(c1_home, invoke_c1, enron_folder):
+    result = invoke_c1("index", enron_folder(2), "--strict", "--quiet")
     assert result.rc == 0 and result.stderr == "", result.stderr
 
 
@@ -353,12 +353,12 @@ def test_second_concurrent_index_fails_fast(c1_home, run_c1, c1_popen, enron_fol
     inspect_collection(c1_home).assert_consistent()
 
 
-def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, run_c1, enron_folder):
+def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, invoke_c1, enron_folder):
     """An embedding server that is down on the very first run must not lock the collection to it."""
     folder = enron_folder(2)
-    down = run_c1("index", folder, "--embed-url", f"http://127.0.0.1:{free_port()}", "--embed-model", "x")
+    down = invoke_c1("index", folder, "--embed-url", f"http://127.0.0.1:{free_port()}", "--embed-model", "x")
     down.assert_one_line_error(2, "embedding server")
-    result = run_c1("index", folder, "--json")
+    result = invoke_c1("index", folder, "--json")
     assert result.rc == 0, result.stderr
     r = result.json()
     assert r["added"] == 2
