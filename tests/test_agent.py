@@ -19,25 +19,13 @@ from c1.agent.policy import Reply
 from c1.agent.search import run_search
 from c1.agent.tools import ToolConfig, Tools
 from c1.config import Settings
-from c1.corpus.embedders import MiniLMEmbedder
-from c1.corpus.indexer import Indexer
-from conftest import hotpot_paragraphs, hotpot_records, shared_data_dir, write_jsonl
-
-DATA = shared_data_dir()
-HOTPOT = DATA / "hotpotqa" / "hotpotqa_dev_distractor_200.jsonl"
-RECORDS = 4  # 40 paragraphs
+from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
 
 
 @pytest.fixture(scope="module")
-def corpus_settings(tmp_path_factory):
-    if not HOTPOT.exists():
-        pytest.skip(f"shared data not found at {DATA} (set C1_SHARED_DATA)")
-    root = tmp_path_factory.mktemp("agent")
-    records = hotpot_records(DATA, RECORDS)
-    write_jsonl(root / "paras.jsonl", hotpot_paragraphs(DATA, RECORDS))
-    settings = Settings(home=root / "home")
-    Indexer(settings, MiniLMEmbedder()).run([str(root / "paras.jsonl")])
-    return settings, records
+def corpus_settings(hotpot_index: HotpotIndex):
+    """The session's HotpotQA collection (the paragraphs of the first 4 records), read-only."""
+    return Settings(home=hotpot_index.home), hotpot_index.questions
 
 
 @pytest.fixture()

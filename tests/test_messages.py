@@ -63,7 +63,8 @@ def test_search_save_trajectory_folder(c1_home, tmp_path):
 
 
 def test_install_hints_keep_their_brackets(c1_home, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "mcp", None)  # the SDK "not installed": importing it raises ImportError
+    for name in ["mcp", *(m for m in sys.modules if m.startswith("mcp."))]:  # the SDK "not installed":
+        monkeypatch.setitem(sys.modules, name, None)  # importing it (or any part already loaded) raises ImportError
     assert_literal_error(["mcp"], "pip install 'c1[mcp]'")
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trl" else real(name, *a))
