@@ -20,8 +20,7 @@ from typing import Protocol
 
 from c1.agent import prompts
 from c1.agent.policy import AgentState, PolicyError, Reply
-
-PARAMS = {"search_corpus": "query", "grep_corpus": "pattern", "read_document": "doc_id", "prune_chunks": "chunk_ids"}
+from c1.agent.tools import PARAMS
 
 
 class Generator(Protocol):

@@ -39,9 +39,8 @@ import httpx
 from c1.agent import prompts
 from c1.agent.context import ToolCall
 from c1.agent.policy import AgentState, PolicyError, Reply
+from c1.agent.tools import PARAMS, tool_names
 from c1.errors import C1Error
-
-from c1.agent.tools import PARAMS  # noqa: E402  (each tool's one argument)
 
 DEFAULT_TIMEOUT = 300.0
 """Seconds to wait for one chat completion (a long reasoning turn on a big model)."""
@@ -88,7 +87,7 @@ def parse_tool_names(spec: str | dict | None) -> dict[str, str]:
         if not re.fullmatch(r"[A-Za-z_][\w.-]{0,63}", str(value)):
             raise C1Error(f"--tool-names: {value!r} is not a valid tool name (letters, digits, _ . -)")
         out[key] = str(value)
-    if len(set(prompts.tool_names(out).values())) != len(PARAMS):
+    if len(set(tool_names(out).values())) != len(PARAMS):
         raise C1Error("--tool-names: two tools would have the same name")
     return out
 
@@ -462,15 +461,18 @@ class LLMPolicy:
             "tools": state.tools,
             "tool_choice": "auto",
         }
-        for key in ("temperature", "seed", "reasoning_effort", "max_tokens"):
+        for key in ("temperature", "seed", "reasoning_effort"):
             value = getattr(self, key)
             if value is not None:
                 body[key] = value
+        caps = [n for n in (self.max_tokens, state.max_reply_tokens) if n is not None]
+        if caps:  # the reply may not outgrow the context budget
+            body["max_tokens"] = min(caps)
         return body
 
     def next(self, state: AgentState) -> Reply:
         data = self.client.chat(self.payload(state))
-        seen = {**{prompts.tool_names(self.tool_names)[k]: p for k, p in PARAMS.items()},
+        seen = {**{tool_names(self.tool_names)[k]: p for k, p in PARAMS.items()},
                 **{state.tool_names[k]: p for k, p in PARAMS.items() if k in state.tool_names}}
         return parse_reply(data, seen)
 
