@@ -137,12 +137,14 @@ def _document(corpus: Corpus, agents: list[Agent], doc_id: str, score: float, ju
 
 
 def _merge_stats(stats: list[dict], seconds: float) -> dict:
-    keys = ("turns", "tool_calls", "pruned", "errors", "prompt_tokens", "completion_tokens", "seen_chunks")
+    keys = ("turns", "tool_calls", "pruned", "errors", "prompt_tokens", "completion_tokens", "counted_tokens",
+            "count_error", "seen_chunks")
     out = {k: sum(s.get(k, 0) for s in stats) for k in keys}
     out["runs"] = len(stats)
     out["context_peak"] = max((s.get("context_peak", 0) for s in stats), default=0)
     out["tokens"] = {"prompt": out.pop("prompt_tokens"), "completion": out.pop("completion_tokens"),
-                     "context_peak": out.pop("context_peak")}
+                     "context_peak": out.pop("context_peak"), "counted": out.pop("counted_tokens"),
+                     "count_error": out.pop("count_error")}
     out["seconds"] = round(seconds, 3)
     return out
 

@@ -236,6 +236,7 @@ def run_one(corpus, settings: Settings, question: Question, system: System, choi
         "errors": st.get("errors", 0), "prompt_tokens": st.get("tokens", {}).get("prompt", 0),
         "completion_tokens": st.get("tokens", {}).get("completion", 0),
         "context_peak": st.get("tokens", {}).get("context_peak", 0), "seconds": round(seconds, 4),
+        "counted_tokens": st.get("tokens", {}).get("counted", 0), "count_error": st.get("tokens", {}).get("count_error", 0),
     }
     return score_row(question, system, result.documents, keys, seen_chunks=shown, pruned_chunks=pruned, cost=cost,
                      extra={"stop_reasons": st.get("stop_reasons", [])})
