@@ -279,3 +279,121 @@ def test_read_document_ranks_against_the_query_in_call_order(corpus):
         after = _read_order(corpus, doc.doc_id, ["search", "read"])
         assert before == [c for c in by_old if c in before][: len(before)] and before[0] == by_old[0]
         assert not after or after[0] == next(c for c in by_new if c in after)
+
+
+# --- the search API: slots are agent runs; a cancelled search stops all of its runs ----------------
+def _api(home, base_url: str, max_concurrency: int, timeout_s: float):
+    from c1.serve.api import make_server
+
+    settings = Settings(home=home, policy="llm", base_urls=(base_url,), max_turns=50)
+    srv = make_server(settings, port=0, max_concurrency=max_concurrency, timeout_s=timeout_s)
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return srv
+
+
+def _post(srv, body: dict, timeout: float = 60):
+    import httpx
+
+    return httpx.post(srv.url + "/v1/search", json=body, timeout=timeout)
+
+
+def _slow_model():
+    from llm_server import ScriptedServer, Step, completion
+
+    return ScriptedServer(default=Step(delay=0.3, body=completion(None, [("search_corpus", {"query": "drummer"})])))
+
+
+def test_a_timed_out_parallel_search_stops_all_its_runs_before_its_slots_are_freed(hotpot_index: HotpotIndex):  # noqa: F811
+    import time
+
+    with _slow_model() as model:
+        srv = _api(hotpot_index.home, model.base_url, max_concurrency=4, timeout_s=1.5)
+        try:
+            resp = _post(srv, {"query": "Which drummer?", "parallel": 3})
+            assert resp.status_code == 504
+            deadline = time.monotonic() + 30
+            while srv.service.busy and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert srv.service.busy == 0
+            asked = len(model.chat_requests())
+            time.sleep(1.5)  # five more turns' worth of time for a run that kept going
+            assert len(model.chat_requests()) == asked, "runs kept working after their slots were freed"
+        finally:
+            srv.close()
+
+
+def test_slots_count_agent_runs(hotpot_index: HotpotIndex):  # noqa: F811
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _slow_model() as model:
+        srv = _api(hotpot_index.home, model.base_url, max_concurrency=4, timeout_s=3)
+        try:
+            assert _post(srv, {"query": "q", "parallel": 5}).status_code == 400
+            with ThreadPoolExecutor(1) as pool:
+                big = pool.submit(_post, srv, {"query": "Which drummer?", "parallel": 4})
+                deadline = time.monotonic() + 10
+                while srv.service.busy < 4 and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                assert srv.service.busy == 4, "one parallel-4 search holds four slots"
+                second = _post(srv, {"query": "another question"})
+                assert second.status_code == 429, second.text
+                assert big.result().status_code == 504
+            health = __import__("httpx").get(srv.url + "/health", timeout=10).json()
+            assert health["model"] == "scripted" and health["model_servers"] == [model.base_url]
+        finally:
+            srv.close()
+
+
+def test_serve_with_an_adapter_asks_for_the_adapter(tmp_path):
+    """``c1 serve --lora sft=PATH``: the search API asks vLLM for the adapter, and the plan says so."""
+    from c1.config import Settings as S
+    from conftest import REPO, isolated_env
+
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps({"r": 8}))
+    env = isolated_env(tmp_path)
+    plan = run_cli(["serve", "--json", "--lora", f"sft={adapter}"], env).json()
+    assert plan["api_model"] == "sft" and plan["served_model_name"] == "chromadb/context-1"
+    chosen = run_cli(["serve", "--json", "--lora", f"sft={adapter}", "--model", "chromadb/context-1"], env).json()
+    assert chosen["api_model"] == "chromadb/context-1"
+    text = run_cli(["serve", "--dry-run", "--lora", f"sft={adapter}"], env)
+    assert "the search API asks for 'sft'" in text.stdout
+    docs = (REPO / "docs" / "training.md").read_text()
+    assert "c1 serve --model" not in docs and "c1 serve --vllm-model" in docs
+    assert S  # the settings layer is the one the CLI uses
+
+
+def test_search_serve_and_mcp_take_the_same_agent_options():
+    from c1.cli import AGENT_OPTIONS, app
+    from typer.main import get_command
+
+    cli = get_command(app)
+    for name in ("search", "serve", "mcp"):
+        opts = {p.name for p in cli.commands[name].params}
+        assert set(AGENT_OPTIONS) <= opts, (name, set(AGENT_OPTIONS) - opts)
+
+
+def test_auto_with_a_named_server_that_does_not_answer_warns_even_when_quiet(hotpot_index: HotpotIndex):  # noqa: F811
+    from llm_server import closed_port_url
+
+    url = closed_port_url()
+    res = run_cli(["search", hotpot_index.questions[0]["question"], "--base-url", url, "--json", "-q", "--max-turns", "2"],
+                  hotpot_index.env)
+    assert res.rc == 0, res.stderr
+    out = res.json()
+    assert out["policy"] == "builtin" and url in out["stats"]["policy_warning"]
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "warning" in lines[0] and url in lines[0] and "built-in policy" in lines[0]
+
+
+def test_a_policy_that_cannot_load_says_what_failed(hotpot_index: HotpotIndex):  # noqa: F811
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['httpx'] = None; sys.argv[0] = 'c1'; from c1.cli import main; main()"
+    proc = subprocess.run([sys.executable, "-c", code, "search", "q", "--policy", "llm", "--base-url", "http://127.0.0.1:9/v1"],
+                          env=hotpot_index.env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "the llm policy cannot be loaded" in proc.stderr and "httpx" in proc.stderr

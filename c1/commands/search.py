@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from c1.config import Settings
-from c1.console import emit_json, err, stderr_is_tty
+from c1.console import emit_json, err, stderr_is_tty, warn
 from c1.errors import C1Error
 
 
@@ -23,7 +23,9 @@ def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl:
     if json_out and jsonl:
         raise C1Error("--json and --jsonl are exclusive")
     choice = choose_policy(settings)
-    if not quiet and not jsonl:
+    if choice.warning:  # the user named a model server that cannot be used: said even with --quiet
+        warn(choice.warning)
+    elif not quiet and not jsonl:
         err().print(f"[dim]c1: {choice.note}[/]", soft_wrap=True)
     corpus = Corpus(settings)
     try:
@@ -39,6 +41,8 @@ def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl:
     finally:
         corpus.close()
     result.stats["policy_note"] = choice.note
+    if choice.warning:
+        result.stats["policy_warning"] = choice.warning
     if save_trajectory:
         _save(save_trajectory, result)
     if jsonl:

@@ -26,13 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from c1.agent.policies import NAMES as POLICIES
 from c1.config import Settings
 from c1.errors import C1Error
 from c1.eval import metrics
 from c1.eval.baselines import BASELINES
 from c1.eval.datasets import SETTINGS, Dataset, Passage, Question, corpus_fingerprint, page_key
 
-POLICIES = ("builtin", "llm", "auto")
 CONFIG_VERSION = 1
 
 

@@ -513,12 +513,14 @@ def choose(settings, fallback: Callable, *, tool_names: dict | None = None, max_
     note = f"using the llm policy: model {model} at {serving[0].base_url}"
     if len(serving) > 1:
         note += f" and {len(serving) - 1} more replica(s), round-robin"
+    warning = None
     if down:
         note += f"; skipping {', '.join(c.base_url for c, _ in down)} (not answering)"
+        warning = f"model server {down[0][0].base_url} is not answering ({down[0][1]}); using the others"
 
     def factory(i: int) -> LLMPolicy:
         return LLMPolicy(serving[i % len(serving)], model, names, settings.temperature, settings.reasoning_effort,
                          None if settings.seed is None else settings.seed + i, max_tokens, settings.max_docs,
                          settings.soft_threshold)
 
-    return PolicyChoice("llm", factory, note)
+    return PolicyChoice("llm", factory, note, warning, model)
