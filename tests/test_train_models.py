@@ -129,10 +129,12 @@ def test_harmony_renderer_follows_vllm_and_round_trips():
     assert "Current date: 2026-01-01" in text and "Reasoning: low" in text
     assert "<|start|>developer<|message|># Instructions\n\nYou are a retrieval subagent." in text
     assert "type search_corpus = " in text  # the tools as a functions namespace
+    # history as vLLM re-renders it with the official openai-harmony (recipient in the role section)
     assert ("<|start|>assistant<|channel|>analysis<|message|>look it up<|end|>"
-            "<|start|>assistant<|channel|>commentary to=functions.search_corpus <|constrain|>json<|message|>"
+            "<|start|>assistant to=functions.search_corpus<|channel|>commentary json<|message|>"
             '{"query":"x"}<|call|>') in text
-    assert text.endswith('<|start|>functions.search_corpus<|channel|>commentary to=assistant<|message|>'
+    # a tool result exactly as the harmony format is published: <|start|>{toolname} to=assistant<|channel|>commentary
+    assert text.endswith('<|start|>functions.search_corpus to=assistant<|channel|>commentary<|message|>'
                          '<chunk id="a_0">text</chunk><|end|><|start|>assistant')
     call = {"role": "assistant", "content": "", "reasoning": "next hop",
             "tool_calls": [{"id": "c2", "function": {"name": "search_corpus", "arguments": '{"query":"y"}'}}]}

@@ -69,9 +69,18 @@ class HarmonyRenderer:
         return list(self.enc.render_conversation_for_completion(conv, self.h.Role.ASSISTANT))
 
     def completion_ids(self, reply: dict) -> list[int]:
+        """The turn as gpt-oss generates it: analysis first; a tool call with its recipient in the
+        channel section and ``<|constrain|>json`` (the published format's model output; history is
+        re-rendered the library's way, as vLLM does, see :func:`c1.harmony.assistant`)."""
         ids: list[int] = []
         for m in hm.assistant(reply, generation_order=True):
-            ids += self.enc.render(m)
+            if m.recipient:
+                text = "".join(getattr(c, "text", "") for c in m.content)
+                ids += self.enc.encode(f"<|start|>assistant<|channel|>{m.channel} to={m.recipient} <|constrain|>json"
+                                       f"<|message|>", allowed_special="all")
+                ids += self.enc.encode(text, disallowed_special=()) + self.enc.encode("<|call|>", allowed_special="all")
+            else:
+                ids += self.enc.render(m)
         if ids and ids[-1] == self._end:  # a final answer ends the turn with <|return|>
             ids[-1] = self._return
         n = len(self._start_assistant)
