@@ -12,11 +12,12 @@ English prose); it sizes chunks, it counts nothing.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from functools import lru_cache
 from pathlib import Path
+
+from c1.pinned import checked
 
 CHARS_PER_TOKEN = 4
 DATA = Path(__file__).parent / "data"
@@ -35,24 +36,11 @@ def chars_for_tokens(tokens: int) -> int:
     return tokens * CHARS_PER_TOKEN
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 @lru_cache(maxsize=1)
 def harmony():
     """``(openai_harmony module, the HARMONY_GPT_OSS encoding)``, loaded once, offline."""
     with _lock:
-        try:
-            digest = sha256_file(VOCAB)
-        except OSError as exc:
-            raise TokenizerError(f"the tokenizer vocabulary {VOCAB} is missing: reinstall c1 ({exc.strerror})") from None
-        if digest != VOCAB_SHA256:
-            raise TokenizerError(f"{VOCAB} is not o200k_base (SHA-256 {digest[:12]}…, expected {VOCAB_SHA256[:12]}…)")
+        checked(VOCAB, VOCAB_SHA256, "the o200k_base vocabulary", TokenizerError)
         try:
             import openai_harmony as h
         except ImportError as exc:

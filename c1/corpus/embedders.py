@@ -124,16 +124,9 @@ def model_file() -> Path:
 
 
 def _checked(path: Path, sha256: str, what: str) -> Path:
-    """``path``, once its SHA-256 is the pinned one (the file we measured with)."""
-    from c1.tokens import sha256_file
+    from c1.pinned import checked
 
-    try:
-        digest = sha256_file(path)
-    except OSError as exc:
-        raise EmbedderError(f"{what} is missing ({path}: {exc.strerror}); reinstall c1") from None
-    if digest != sha256:
-        raise EmbedderError(f"{path} is not {what} c1 expects (SHA-256 {digest[:12]}…, pinned {sha256[:12]}…)")
-    return path
+    return checked(path, sha256, what, EmbedderError)
 
 
 class OpenAIEmbedder:
