@@ -109,7 +109,8 @@ class Context:
 
     def add(self, message: Message) -> None:
         self.messages.append(message)
-        self.peak = max(self.peak, self.used())
+        if message.role != "assistant" or message.tool_calls:  # a final answer is never sent back
+            self.peak = max(self.peak, self.used())
 
     def note_shown(self, shown: Shown) -> None:
         self.shown.setdefault(shown.chunk_id, shown)

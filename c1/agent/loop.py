@@ -4,9 +4,10 @@ It knows nothing of terminals, HTTP or files: it yields events. Tool calls of on
 concurrently (they are independent reads); their results enter the context in call order.
 
 The context budget is a ceiling on every request sent: each turn the policy is told how long its
-reply may be (``AgentState.max_reply_tokens``), an observation that would not fit is replaced by
-a short error (its chunks are not counted as shown), and a run whose context has no room left for
-a reply ends (stop reason ``budget``).
+reply may be (``AgentState.max_reply_tokens``; near the limit that is little, enough for a prune
+or a short answer), an observation that would not fit is replaced by a short error (its chunks
+are not counted as shown), and a run whose context has no room left at all ends (stop reason
+``budget``).
 """
 
 from __future__ import annotations
@@ -56,14 +57,14 @@ class Agent:
                 stop = "cancelled"
                 break
             room = ctx.reply_room()
-            if room < MIN_REPLY:
-                if turn == 1:
-                    yield ev.RunError(r, f"the context budget is too small: the prompt and the tool schemas alone take "
-                                         f"{ctx.used()} of {ctx.budget} tokens, which leaves no room for a reply; "
-                                         "raise --budget")
-                    stop = "error"
-                else:
-                    stop = "budget"
+            if turn == 1 and room < MIN_REPLY:
+                yield ev.RunError(r, f"the context budget is too small: the prompt and the tool schemas alone take "
+                                     f"{ctx.used()} of {ctx.budget} tokens, which leaves no room for a reply; "
+                                     "raise --budget")
+                stop = "error"
+                break
+            if room < 1:  # not even a short answer fits
+                stop = "budget"
                 break
             self.stats["turns"] = turn
             yield ev.TurnStarted(r, turn, ctx.used(), ctx.budget)
