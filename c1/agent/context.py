@@ -107,8 +107,11 @@ class Context:
         self.tools = list(schemas)
         self._preamble = None
 
-    def add(self, message: Message) -> None:
+    def add(self, message: Message, tokens: int | None = None) -> None:
+        """Append ``message``; ``tokens``: what :meth:`message_tokens` said it costs (saves a count)."""
         self.messages.append(message)
+        if tokens is not None:
+            self._counts[len(self.messages) - 1] = (self._key(message), tokens)
         if message.role != "assistant" or message.tool_calls:  # a final answer is never sent back
             self.peak = max(self.peak, self.used())
 
@@ -166,13 +169,17 @@ class Context:
     def _message_tokens(self, i: int, m: Message, names: dict[str, str]) -> int:
         from c1 import harmony as hm
 
-        hidden = frozenset(b.chunk_id for b in m.content if b.chunk_id in self.pruned) if isinstance(m.content, list) else ()
-        key = (len(m.content), hidden, len(m.reasoning or ""), len(m.tool_calls))
+        key = self._key(m)
         hit = self._counts.get(i)
         if hit is None or hit[0] != key:
             hit = (key, hm.count_message(m.to_openai(self.pruned), names.get(m.tool_call_id or "", "")))
             self._counts[i] = hit
         return hit[1]
+
+    def _key(self, m: Message) -> tuple:
+        """What a message's count depends on: its blocks, which of them are pruned, its reasoning and calls."""
+        hidden = frozenset(b.chunk_id for b in m.content if b.chunk_id in self.pruned) if isinstance(m.content, list) else ()
+        return len(m.content), hidden, len(m.reasoning or ""), len(m.tool_calls)
 
     def message_tokens(self, message: Message) -> int:
         """What adding ``message`` would cost."""

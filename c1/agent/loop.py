@@ -129,11 +129,11 @@ class Agent:
         for i, render in zip(others, pending):
             results[i] = render()
         for i, call in enumerate(calls):
-            obs, message = self._fit(results[i], call)
+            obs, message, tokens = self._fit(results[i], call)
             self.stats["tool_calls"] += 1
             if obs.error:
                 self.stats["errors"] += 1
-            ctx.add(message)
+            ctx.add(message, tokens)
             tool = tools.harness_name(call.name)
             yield ev.ToolResult(self.run_index, turn, call.id, call.name, obs.refs, obs.error, obs.note, tool)
             if obs.pruned:
@@ -141,21 +141,24 @@ class Agent:
                 refs = [ev.ChunkRef(s.chunk_id, s.doc_id, s.title, s.score, None, s.tokens) for s in obs.pruned]
                 yield ev.ChunksPruned(self.run_index, turn, refs, sum(s.tokens for s in obs.pruned))
 
-    def _fit(self, obs: Observation, call: ToolCall) -> tuple[Observation, Message]:
-        """The observation's tool message, or a short error in its place when it would not fit under the budget."""
+    def _fit(self, obs: Observation, call: ToolCall) -> tuple[Observation, Message, int]:
+        """The observation's tool message and its tokens, or a short error in its place when it would
+        not fit under the budget."""
         ctx = self.context
         message = _tool_message(obs, call)
-        if ctx.fits(ctx.message_tokens(message)):
-            return obs, message
+        tokens = ctx.message_tokens(message)
+        if ctx.fits(tokens):
+            return obs, message, tokens
         ctx.unshow([r.id for r in obs.refs])
         why = (f"not shown: the context is full ({ctx.used()} of {ctx.budget} tokens); prune chunks with "
                f"{self.tools.model_name(PRUNE)} or give your final answer")
         for text in (why, "context full"):
             obs = Observation(f"Error: {text}", error=text)
             message = _tool_message(obs, call)
-            if ctx.fits(ctx.message_tokens(message)):
+            tokens = ctx.message_tokens(message)
+            if ctx.fits(tokens):
                 break
-        return obs, message
+        return obs, message, tokens
 
     def _count_tokens(self, reply: Reply, sent: int, counted: int) -> None:
         if reply.prompt_tokens:
