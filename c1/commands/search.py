@@ -28,7 +28,9 @@ def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl:
     corpus = Corpus(settings)  # first: when the collection cannot be opened, that is the one line printed
     try:
         choice = choose_policy(settings)
-        if not quiet and not jsonl:
+        if choice.warning:  # the user named a model server that cannot be used: said even with --quiet
+            warn(choice.warning)
+        elif not quiet and not jsonl:
             note(f"c1: {choice.note}")
         for line in corpus.warnings:
             warn(line)
@@ -44,6 +46,8 @@ def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl:
     finally:
         corpus.close()
     result.stats["policy_note"] = choice.note
+    if choice.warning:
+        result.stats["policy_warning"] = choice.warning
     if save_trajectory:
         _save(save_trajectory, result)
     if jsonl:

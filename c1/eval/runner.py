@@ -26,13 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from c1.agent.policies import NAMES as POLICIES
 from c1.config import Settings
 from c1.errors import C1Error
 from c1.eval import metrics
 from c1.eval.baselines import BASELINES
 from c1.eval.datasets import SETTINGS, Dataset, Passage, Question, corpus_fingerprint, page_key
 
-POLICIES = ("builtin", "llm", "auto")
 CONFIG_VERSION = 1
 
 
@@ -236,6 +236,7 @@ def run_one(corpus, settings: Settings, question: Question, system: System, choi
         "errors": st.get("errors", 0), "prompt_tokens": st.get("tokens", {}).get("prompt", 0),
         "completion_tokens": st.get("tokens", {}).get("completion", 0),
         "context_peak": st.get("tokens", {}).get("context_peak", 0), "seconds": round(seconds, 4),
+        "counted_tokens": st.get("tokens", {}).get("counted", 0), "count_error": st.get("tokens", {}).get("count_error", 0),
     }
     return score_row(question, system, result.documents, keys, seen_chunks=shown, pruned_chunks=pruned, cost=cost,
                      extra={"stop_reasons": st.get("stop_reasons", [])})
