@@ -24,6 +24,7 @@ from c1.config import Settings
 from c1.corpus.chunking import chunk_spans
 from c1.corpus.documents import Document, Skip
 from c1.corpus.embedders import Embedder, EmbedderError
+from c1.corpus.headers import ChunkContext, contexts, stored_contexts
 from c1.corpus.ids import chunk_id, doc_id_for
 from c1.corpus.manifest import Chunk, DocRecord, FileRecord, Manifest
 from c1.errors import C1Error
@@ -255,6 +256,7 @@ class Indexer:
         chunks: list[Chunk] = []
         metas: list[dict] = []
         embed_inputs: list[str] = []
+        ctxs: list[ChunkContext] = []
         for item in batch:
             for doc in item.docs:
                 record, doc_chunks = self._chunk(doc, taken)
@@ -262,9 +264,10 @@ class Indexer:
                     continue
                 docs.append(record)
                 chunks.extend(doc_chunks)
-                for c in doc_chunks:
+                for c, ctx in zip(doc_chunks, contexts(record.title, record.path, record.key, doc.text, doc_chunks)):
                     metas.append(chroma_metadata(record, c))
-                    embed_inputs.append(embed_text(record.title, c.text))
+                    embed_inputs.append(ctx.embed_text(c.text))
+                    ctxs.append(ctx)
         paths = [item.rec.path for item in batch]
         old_ids = {cid for d in store.manifest.docs_of(paths) for cid in d.chunk_ids()}
         new_ids = [c.id for c in chunks]
@@ -279,9 +282,8 @@ class Indexer:
         if chunks:
             store.vectors.upsert(new_ids, vectors, [c.text for c in chunks], metas)
         store.lexical.delete_docs({doc_of_id for doc_of_id in (i.rsplit("_", 1)[0] for i in old_ids)} | {d.doc_id for d in docs})
-        titles = {d.doc_id: d.title for d in docs}
-        for c in chunks:
-            store.lexical.add(c.id, c.doc_id, titles[c.doc_id], c.text)
+        for c, ctx in zip(chunks, ctxs):
+            store.lexical.add(c.id, c.doc_id, ctx.identity, ctx.lexical_text(c.text))
         store.lexical.commit()
         store.manifest.replace_files([item.rec for item in batch], docs, chunks)
         for item in batch:
@@ -319,23 +321,21 @@ class Indexer:
         for start in range(0, len(missing), BATCH_CHUNKS):
             part = store.manifest.chunks(missing[start : start + BATCH_CHUNKS])
             docs = {d: store.manifest.doc(d) for d in {c.doc_id for c in part}}
-            vectors = self.embedder.embed([embed_text(docs[c.doc_id].title, c.text) for c in part])
+            ctx = {}
+            for d in docs.values():
+                ctx.update(stored_contexts(d, store.manifest.doc_chunks(d.doc_id)))
+            vectors = self.embedder.embed([ctx[c.id].embed_text(c.text) for c in part])
             store.vectors.upsert([c.id for c in part], vectors, [c.text for c in part],
                                  [chroma_metadata(docs[c.doc_id], c) for c in part])
         store.lexical.clear()
-        titles = {d.doc_id: d.title for d in store.manifest.all_docs()}
-        for c in store.manifest.iter_chunks():
-            store.lexical.add(c.id, c.doc_id, titles.get(c.doc_id, ""), c.text)
+        for d in store.manifest.all_docs():
+            doc_chunks = store.manifest.doc_chunks(d.doc_id)
+            ctx = stored_contexts(d, doc_chunks)
+            for c in doc_chunks:
+                store.lexical.add(c.id, c.doc_id, ctx[c.id].identity, ctx[c.id].lexical_text(c.text))
         store.lexical.commit()
         # Files caught mid-write are re-indexed from their source.
         store.manifest.invalidate(store.manifest.pending())
-
-
-def embed_text(title: str, text: str) -> str:
-    """What the embedder sees: the title first unless the chunk already starts with it."""
-    if title and not text.lstrip().startswith(title[:40]):
-        return f"{title}\n{text}"
-    return text
 
 
 def chroma_metadata(doc: DocRecord, c: Chunk) -> dict:
