@@ -65,6 +65,8 @@ class RerankWeights:
 
 class Corpus:
     CANDIDATES = 50
+    W_DOC = 0.5
+    """Weight of document-level evidence (``doc_evidence``) added to a chunk's re-ranked score."""
     MIN_COSINE = 0.5
     """Relevance floor for candidates that share no word with the query (see ``hybrid``). Random letter
     strings reach a top-1 cosine of 0.46 at most on the pooled HotpotQA corpus (MiniLM), and no gold
@@ -84,6 +86,8 @@ class Corpus:
         self.size = counts["chunks"]
         self._docs: dict[str, DocRecord] = {}
         self._qcache: dict[str, object] = {}
+        self._identities: dict[str, object] = {}
+        self._asked: dict[str, object] = {}
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="c1-search")
 
     def close(self) -> None:
@@ -181,9 +185,46 @@ class Corpus:
             if w.coverage and cover is None:
                 cover = coverage(terms, f"{doc.title} {chunk.text}") if terms else 0.0
             score = w.cosine * c + w.coverage * (cover or 0.0) + w.fused * (fscore / top_fused)
-            hits.append(Hit(chunk, doc, round(float(score), 4)))
+            hits.append(Hit(chunk, doc, float(score)))
+        evidence = self.doc_evidence(query, [h.doc.doc_id for h in hits])
+        for h in hits:
+            h.score = round(h.score + self.W_DOC * evidence.get(h.doc.doc_id, 0.0), 4)
         hits.sort(key=lambda h: -h.score)
         return hits[:k]
+
+    # documents ----------------------------------------------------------------------------
+    def identity(self, doc_id: str):
+        """The document's :class:`~c1.agent.identity.Identity` (title, file-name words, first page)."""
+        from c1.agent.identity import identity
+        from c1.corpus.names import file_name_words
+
+        got = self._identities.get(doc_id)
+        if got is None:
+            doc = self.doc(doc_id)
+            first = self.chunks([f"{doc_id}_0"]) if doc else []
+            words = file_name_words(doc.path) if doc and doc.key == doc.path else ""
+            got = self._identities[doc_id] = identity(doc.title if doc else "", words, first[0].text if first else "")
+        return got
+
+    def doc_evidence(self, question: str, doc_ids) -> dict[str, float]:
+        """How well each document's identity matches the names and period ``question`` asks about,
+        in [0, 1], relative to the other documents given (:func:`c1.agent.identity.evidence`).
+
+        Only documents of several chunks take part: a one-chunk document (a passage, a message)
+        is whole in its chunk, whose own score already reflects its title and first lines."""
+        from c1.agent.identity import asked, evidence
+
+        wanted = self._asked.get(question)
+        if wanted is None:
+            if len(self._asked) >= 256:
+                self._asked.pop(next(iter(self._asked)))
+            wanted = self._asked[question] = asked(question)
+        if not wanted:
+            return {}
+        long = [d for d in dict.fromkeys(doc_ids) if (rec := self.doc(d)) is not None and rec.n_chunks > 1]
+        if len(long) < 2:
+            return {}
+        return {d: v for d, v in evidence(wanted, {d: self.identity(d) for d in long}).items() if v}
 
     def _cosines(self, ids: list[str], vector, known: dict[str, float]) -> dict[str, float]:
         """Cosine of each chunk with ``vector``: from the dense results where known, else from the stored vectors."""
