@@ -64,7 +64,8 @@ class ChunkContext:
             parts.append(self.heading)
         if self.page is not None:
             parts.append(f"page {self.page}")
-        if not parts or (parts == [self.identity] and self.identity == self.title and _starts_with(text, self.title)):
+        if not parts or (parts == [self.identity] and self.identity == self.title
+                         and text.lstrip().startswith(self.title[:40])):
             return text
         return " · ".join(parts) + "\n" + text
 
