@@ -12,7 +12,8 @@ question's filing (``doc_name``.pdf) and its evidence pages. Systems, at the sam
 
 Measures, per system: right filing ranked first (``doc@1``), right filing in the top k
 (``doc@k``), a gold page among the returned chunks (``page``, = `c1 eval financebench`'s answer
-found: the scoring is c1/eval's), and latency. Scoring and retrieval go through c1.eval's
+found: the scoring is c1/eval's), the chunks returned (all documents together: the page measure
+rewards returning more of them) and latency. Scoring and retrieval go through c1.eval's
 ``run_one``, so the figures are what `c1 eval` would print for this pool.
 
     python bench/financebench.py                       # builds bench/out/fb_home on first use
@@ -98,6 +99,7 @@ def run(home: Path, systems: list[str], k: int, limit: int | None) -> tuple[dict
                     "system": name, "qid": q.id, "question": q.question[:160], "gold_file": gold_file,
                     "files": files, "doc1": files[:1] == [gold_file], "dock": gold_file in files[:k],
                     "page": row["metrics"]["answer_found"], "seconds": row["cost"]["seconds"],
+                    "chunks": sum(d.get("chunks", 0) for d in row["documents"]),
                     "returned": row["returned"],
                 })
             print(f"  {name}: done", file=sys.stderr)
@@ -116,6 +118,7 @@ def summarise(rows: list[dict], systems: list[str]) -> dict:
             "doc@1": statistics.fmean(r["doc1"] for r in mine),
             "doc@k": statistics.fmean(r["dock"] for r in mine),
             "page": statistics.fmean(r["page"] for r in mine),
+            "chunks": statistics.fmean(r["chunks"] for r in mine),
             "s_median": statistics.median(secs),
         }
     return out
@@ -136,9 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     summary, rows = run(args.home, systems, args.k, args.limit or None)
     print(f"\nFinanceBench, {summary[systems[0]]['n']} questions over 21 pooled filings "
           f"({built.get('chunks', '?')} chunks); k = {args.k}")
-    print(f"{'system':<10}{'doc@1':>8}{'doc@k':>8}{'page':>8}{'s p50':>8}")
+    print(f"{'system':<10}{'doc@1':>8}{'doc@k':>8}{'page':>8}{'chunks':>8}{'s p50':>8}")
     for name, s in summary.items():
-        print(f"{name:<10}{s['doc@1']:>8.3f}{s['doc@k']:>8.3f}{s['page']:>8.3f}{s['s_median']:>8.2f}")
+        print(f"{name:<10}{s['doc@1']:>8.3f}{s['doc@k']:>8.3f}{s['page']:>8.3f}{s['chunks']:>8.1f}{s['s_median']:>8.2f}")
     if "hybrid" in summary:
         base = summary["hybrid"]
         for name, s in summary.items():

@@ -155,3 +155,26 @@ def test_renamed_copies_of_a_long_pdf_follow_the_question(new_c1_env, shared_dat
             assert str(year) in hits[0].doc.path
     finally:
         corpus.close()
+
+
+@pytest.mark.parametrize("company, year", [("Northwind Traders", 2019), ("Contoso Ltd", 2021)])
+def test_builtin_policy_returns_the_named_report_first_and_what_its_first_search_found(annual_reports, company, year):
+    """The built-in policy on long documents with one shared title ("ANNUAL REPORT"): the report
+    the question names comes first, with the chunk the question's own search ranks first."""
+    from dataclasses import replace
+
+    from c1.agent.policies.builtin import BuiltinPolicy
+    from c1.agent.search import run_search
+
+    corpus = _open(annual_reports)
+    try:
+        first_page = {d.doc_id: corpus.chunks([f"{d.doc_id}_0"])[0].text for d in corpus.store.manifest.all_docs()}
+        question = f"In fiscal {year}, which film did {company} mention among the Scott Derrickson titles?"
+        result = run_search(corpus, replace(corpus.settings, max_docs=3), question,
+                            lambda i: BuiltinPolicy(max_docs=3, variant=i))
+        top = result.documents[0]
+        assert company in first_page[top["id"]] and str(year) in first_page[top["id"]], \
+            [first_page[d["id"]].splitlines()[1:3] for d in result.documents]
+        assert corpus.hybrid(question, 5)[0].chunk.id in {c["id"] for c in top["chunks"]}
+    finally:
+        corpus.close()

@@ -194,8 +194,8 @@ def score_row(question: Question, system: System, documents: list[dict], keys: K
         "answers": list(question.answers),
         "gold": list(gold),
         "returned": returned,
-        "documents": [{"id": d["id"], "source_id": d.get("source_id"), "title": d.get("title"), "page": d.get("page")}
-                      for d in documents],
+        "documents": [{"id": d["id"], "source_id": d.get("source_id"), "title": d.get("title"), "page": d.get("page"),
+                       "chunks": len(d.get("chunks", []))} for d in documents],
         "metrics": {
             "answer_found": answer_found(question.answers, texts, returned, gold),
             "recall": s.recall,
