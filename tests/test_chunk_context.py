@@ -186,3 +186,10 @@ def test_search_returns_the_chunk_text_not_the_header(twin_filings):
         assert not any("ZENITH" in t for t in stored.values())
     finally:
         corpus.close()
+
+
+def test_a_year_glued_to_a_word_is_also_searched_alone():
+    from c1.corpus.lexical import query_terms
+
+    assert query_terms("What is the FY2018 capex in 2022Q2 (in USD)?") == [
+        "what", "is", "the", "fy2018", "2018", "capex", "2022q2", "2022", "usd"]

@@ -178,3 +178,18 @@ def test_builtin_policy_returns_the_named_report_first_and_what_its_first_search
         assert corpus.hybrid(question, 5)[0].chunk.id in {c["id"] for c in top["chunks"]}
     finally:
         corpus.close()
+
+
+def test_the_hybrid_baseline_returns_one_search_depth_of_chunks(annual_reports):
+    """c1 eval's single-shot baseline on long documents: reading the ranking further to fill k
+    documents adds those documents, not dozens more chunks of the first ones."""
+    from c1.eval.baselines import retrieve
+
+    corpus = _open(annual_reports)
+    try:
+        assert corpus.size > 30
+        docs = retrieve(corpus, "hybrid", "Which film did Contoso Ltd mention among the Scott Derrickson titles?", 5)
+        assert len(docs) == 4  # every report
+        assert sum(len(d["chunks"]) for d in docs) <= 20 + 3  # 20 deep, and one chunk of each later report
+    finally:
+        corpus.close()

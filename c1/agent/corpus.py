@@ -3,7 +3,9 @@
 Hybrid search runs BM25 (tantivy) and dense (Chroma) concurrently, fuses them with RRF (k=60) and
 scores the top 50 candidates with a blend of the fused rank, embedding similarity and query-term
 coverage (``RerankWeights``; by measurement the fused rank alone by default), under a relevance
-floor for candidates that share no word with the query.
+floor for candidates that share no word with the query. Chunks of long documents then get
+document-level evidence: how well their document's identity (title, file-name words, first
+page) matches the names and period the query asks about (c1/agent/identity.py).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ class Hit:
     chunk: Chunk
     doc: DocRecord
     score: float
-    """Re-ranked relevance to the query, roughly in [0, 1]."""
+    """Re-ranked relevance to the query, roughly in [0, 1], plus up to ``Corpus.W_DOC`` when the
+    chunk's document is the one the query names (``Corpus.doc_evidence``)."""
 
 
 @dataclass(frozen=True)
