@@ -91,6 +91,7 @@ class Corpus:
         self._qcache: dict[str, object] = {}
         self._identities: dict[str, object] = {}
         self._asked: dict[str, object] = {}
+        self._mentions: dict[str, int] = {}
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="c1-search")
 
     def close(self) -> None:
@@ -136,6 +137,13 @@ class Corpus:
     def clear_query_cache(self) -> None:
         """Forget cached query vectors (benchmarks that time whole searches call it between questions)."""
         self._qcache.clear()
+
+    def mentions(self, phrase: str) -> int:
+        """How many chunks of the collection hold ``phrase`` (cached: titles are asked about often)."""
+        got = self._mentions.get(phrase)
+        if got is None:
+            got = self._mentions[phrase] = self.store.lexical.phrase_count(phrase)
+        return got
 
     def bm25(self, query: str, k: int) -> list[tuple[str, float]]:
         return self.store.lexical.search(query, k)

@@ -122,6 +122,9 @@ class BuiltinPolicy:
     first_pages: int = 2
     """Further calls of the question's own search, made while documents it ranks in the top
     ``max_docs`` have no chunk shown yet (long documents: one call shows only a few chunks)."""
+    common_mentions: int = 10
+    common_share: float = 0.02
+    """A title held by more chunks than both of these is too common to be a link (``_common``)."""
     gate: bool = True
     """Only documents the question's own search found, and documents with evidence beyond
     similarity (named, linked, identity), may enter the answer: what a sub-search or a bridge
@@ -269,6 +272,7 @@ class BuiltinPolicy:
                         "identity": identity.get(d, 0.0)}
         first = {d: self._first(f) for d, f in feats.items()}
         order = sorted(visible, key=lambda d: -first[d])
+        linkable = {d: t for d, t in titles.items() if _mentions_ok(t) and not self._common(state.corpus, t)}
         pivots = order[:3] + [d for d in order[3:] if feats[d]["named"]]
         sents = {}
         for _ in range(2):  # links from the first pivots, then from the documents those links lifted
@@ -284,13 +288,13 @@ class BuiltinPolicy:
                 for d in visible:
                     if d == p:
                         continue
-                    t = titles[d]
+                    t = linkable.get(d)
                     fwd = 0.0
-                    if _mentions_ok(t) and f" {t} " in norms[p]:
+                    if t and f" {t} " in norms[p]:
                         for n, rel in zip(ss, rels):
                             if f" {t} " in f" {n} ":
                                 fwd = max(fwd, 0.5 + 0.5 * rel / top_rel)
-                    back = 1.0 if _mentions_ok(titles[p]) and f" {titles[p]} " in norms[d] else 0.0
+                    back = 1.0 if p in linkable and f" {linkable[p]} " in norms[d] else 0.0
                     feats[d]["link"] = max(feats[d]["link"], strength * fwd)
                     feats[d]["back"] = max(feats[d]["back"], strength * back)
             scores = {d: first[d] + self.w_link * feats[d]["link"] + self.w_back * feats[d]["back"] for d in visible}
@@ -301,6 +305,13 @@ class BuiltinPolicy:
         self._pivots = pivots
         self._scores = scores
         self._explain = feats
+
+    def _common(self, corpus, title: str) -> bool:
+        """A title written all over the corpus ("United", "Table of Contents" as a page header):
+        its mention in a text links that text to nothing in particular."""
+        if corpus is None or not hasattr(corpus, "mentions"):
+            return False
+        return corpus.mentions(title) > max(self.common_mentions, self.common_share * corpus.size)
 
     def _normed(self, text: str) -> str:
         got = self._norm_cache.get(text)
