@@ -193,3 +193,38 @@ def test_a_year_glued_to_a_word_is_also_searched_alone():
 
     assert query_terms("What is the FY2018 capex in 2022Q2 (in USD)?") == [
         "what", "is", "the", "fy2018", "2018", "capex", "2022q2", "2022", "usd"]
+
+
+def test_a_repair_embeds_and_indexes_chunks_with_the_same_header(new_c1_env, shared_data):
+    """Vectors lost from Chroma and a lexical index rebuilt after a crash come back as the first
+    run made them: the repair rebuilds each chunk's header from the manifest alone."""
+    import numpy as np
+
+    from c1.config import load_settings
+    from c1.corpus.embedders import make_embedder
+    from c1.corpus.indexer import Indexer, open_store
+
+    env = new_c1_env("repair")
+    src = shared_data / "pdf" / "pypdf_sample_files" / "006-pdflatex-outline" / "pdflatex-outline.pdf"
+    copy_file(src, env.root / "docs" / "ACME_2019_handbook.pdf")
+    assert env.run("index", env.root / "docs", "--json").rc == 0
+    settings = load_settings().with_flags(home=str(env.home))
+    embedder = make_embedder()
+    store = open_store(settings, embedder, create=True)
+    ids = sorted(store.manifest.chunk_ids())
+    before = store.vectors.vectors(ids)
+    lexical_before = store.lexical.search("ACME handbook Bar", 50)
+    store.vectors.delete(ids[1:])
+    store.manifest.set_meta("dirty", "1")
+    store.close()
+
+    report = Indexer(settings, embedder).run([str(env.root / "docs")])
+    assert report.repaired
+    store = open_store(settings, embedder, create=False)
+    try:
+        after = store.vectors.vectors(ids)
+        for cid in ids:
+            assert float(np.dot(before[cid], after[cid])) > 0.9999, cid
+        assert store.lexical.search("ACME handbook Bar", 50) == lexical_before
+    finally:
+        store.close()

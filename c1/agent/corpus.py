@@ -40,6 +40,12 @@ def content_terms(text: str) -> list[str]:
     return list(seen)
 
 
+def search_depth(k: int) -> int:
+    """How many chunks of a ranking one search returns for ``k`` documents: ``max(4k, 20)`` (a
+    document has several; the single-shot baselines and the built-in policy's anchor read as deep)."""
+    return max(4 * k, 20)
+
+
 @dataclass
 class Hit:
     chunk: Chunk

@@ -318,12 +318,13 @@ class Indexer:
         present = store.vectors.all_ids()
         store.vectors.delete(sorted(present - expected))
         missing = sorted(expected - present)
+        ctx: dict[str, ChunkContext] = {}  # chunk id → its header, per document as it comes
         for start in range(0, len(missing), BATCH_CHUNKS):
             part = store.manifest.chunks(missing[start : start + BATCH_CHUNKS])
             docs = {d: store.manifest.doc(d) for d in {c.doc_id for c in part}}
-            ctx = {}
-            for d in docs.values():
-                ctx.update(stored_contexts(d, store.manifest.doc_chunks(d.doc_id)))
+            for c in part:
+                if c.id not in ctx:
+                    ctx.update(stored_contexts(docs[c.doc_id], store.manifest.doc_chunks(c.doc_id)))
             vectors = self.embedder.embed([ctx[c.id].embed_text(c.text) for c in part])
             store.vectors.upsert([c.id for c in part], vectors, [c.text for c in part],
                                  [chroma_metadata(docs[c.doc_id], c) for c in part])

@@ -11,15 +11,17 @@ BASELINES = ("bm25", "dense", "hybrid")
 
 
 def retrieve(corpus, kind: str, query: str, k: int) -> list[dict]:
-    """The top ``k`` documents for ``query`` from one retriever: its first ``max(4k, 20)`` chunks
+    """The top ``k`` documents for ``query`` from one retriever: its first ``search_depth(k)`` chunks
     grouped into documents, each with its chunks among them. When those hold fewer than ``k``
     documents (long documents fill a ranking with their own chunks), the ranking is read further
     for more documents only, each added with its best chunk: the chunks returned stay those of one
     search's depth, as with any system compared against it."""
     if kind not in BASELINES:
         raise ValueError(f"unknown baseline {kind!r}")
+    from c1.agent.corpus import search_depth
+
     vector = corpus.embed_query(query) if kind in ("dense", "hybrid") else None
-    depth = min(corpus.size, max(4 * k, 20))
+    depth = min(corpus.size, search_depth(k))
     n = depth
     while True:
         ranked = _chunks(corpus, kind, query, n, vector)

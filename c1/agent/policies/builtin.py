@@ -51,7 +51,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from c1.agent.context import ToolCall
-from c1.agent.corpus import STOPWORDS, content_terms
+from c1.agent.corpus import STOPWORDS, content_terms, search_depth
 from c1.agent.output import Ranked, render_final
 from c1.agent.policy import AgentState, Reply
 
@@ -120,8 +120,8 @@ class BuiltinPolicy:
     """Document-level evidence: the document's identity matches the question's names and period
     (``Corpus.doc_evidence``, long documents only)."""
     first_pages: int = 2
-    """Further calls of the question's own search, made while documents it ranks in the top
-    ``max_docs`` have no chunk shown yet (long documents: one call shows only a few chunks)."""
+    """Further calls of the question's own search, made while chunks that one search returns for
+    its top ``max_docs`` documents are not shown yet (long documents: one call shows a few chunks)."""
     common_mentions: int = 10
     common_share: float = 0.02
     """A title held by more chunks than both of these is too common to be a link (``_common``)."""
@@ -182,7 +182,7 @@ class BuiltinPolicy:
             return self._answer(state)
         self._round += 1
         calls = self._searches(names, self._plan(state)).tool_calls
-        if self._pages < self.first_pages and self._unshown_first(state):
+        if self._pages < self.first_pages and self._unshown_own(state):
             self._pages += 1  # read the question's own search further, before anything else
             calls.insert(0, self._search_call(names, _Query(state.question, "question")))
         for doc_id in self._worth_reading(state):
@@ -424,7 +424,7 @@ class BuiltinPolicy:
     def _own_search(self, state: AgentState) -> list[str]:
         """The documents of the question's own search, in its order (the corpus's ranking, read
         past what the first call could show); also notes the chunks one search would return for
-        its top documents (``_own_chunks``: those among its first ``max(4k, 20)`` chunks)."""
+        its top documents (``_own_chunks``: those among its first ``search_depth(k)`` chunks)."""
         corpus = state.corpus
         if corpus is None or not hasattr(corpus, "hybrid"):
             return []
@@ -436,10 +436,10 @@ class BuiltinPolicy:
             if hit.doc.doc_id not in out:
                 out.append(hit.doc.doc_id)
         top = set(out[: self.max_docs])
-        self._own_chunks = [h.chunk.id for h in hits[: max(4 * self.max_docs, 20)] if h.doc.doc_id in top]
+        self._own_chunks = [h.chunk.id for h in hits[: search_depth(self.max_docs)] if h.doc.doc_id in top]
         return out
 
-    def _unshown_first(self, state: AgentState) -> list[str]:
+    def _unshown_own(self, state: AgentState) -> list[str]:
         """Chunks one search would return for its top documents that the run has not shown yet."""
         return [c for c in self._own_chunks if c not in state.context.shown]
 
