@@ -198,3 +198,11 @@ def test_the_hybrid_baseline_returns_one_search_depth_of_chunks(annual_reports):
         assert sum(len(d["chunks"]) for d in docs) <= 20 + 4  # 20 deep, and one chunk of each later document
     finally:
         corpus.close()
+
+
+def test_the_file_name_year_wins_over_a_filing_date_in_the_title():
+    ids = {"y22": identity("10-K - 02/08/2023 - 3M Company", "3M 2022 10K", ""),
+           "y23": identity("10-K - 02/07/2024 - 3M Company", "3M 2023 10K", "")}
+    assert ids["y22"].years == {2022}
+    e = evidence(asked("What was 3M's FY2023 revenue?"), ids)
+    assert e["y23"] > e["y22"]

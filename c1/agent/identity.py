@@ -103,14 +103,8 @@ class Identity:
 
 
 def asked(question: str) -> Asked:
-    years = {int(m.group(1)) for m in _YEAR.finditer(question)}
-    years |= {2000 + int(m.group(1)) for m in _SHORT_FY.finditer(question)}
-    quarters = set()
-    for m in _QUARTER.finditer(question):
-        q = m.group(1) or m.group(2)
-        quarters.add(int(q) if q else _ORDINAL[m.group(3).lower()])
     names, acronyms = _names(question)
-    return Asked(tuple(names), frozenset(acronyms), frozenset(years), frozenset(quarters))
+    return Asked(tuple(names), frozenset(acronyms), frozenset(_years(question)), frozenset(_quarters(question)))
 
 
 def _names(question: str) -> tuple[list[tuple[str, ...]], set[str]]:
@@ -172,22 +166,32 @@ def _is_period(word: str) -> bool:
 
 
 def identity(title: str, name_words: str, first_page: str) -> Identity:
-    """The identity of a document from its title, its file-name words and its first page. Its years
-    come from the title and file name; only when those hold none, from the first full date of the
-    first page ("For the fiscal year ended December 25, 2021")."""
+    """The identity of a document from its title, its file-name words and its first page.
+
+    Its years come from the first of these that holds any: the file name (what the owner called
+    it), the title (metadata titles also carry filing or printing dates: "10-K - 02/08/2023"), the
+    first full date of the first page ("For the fiscal year ended December 25, 2021")."""
     head = f"{title} {name_words}"
     page = first_page[:FIRST_PAGE_CHARS]
     tokens = tuple(t.lower() for t in _TOKEN.findall(f"{head} {page}"))
-    years = {int(m.group(1)) for m in _YEAR.finditer(head)} | {2000 + int(m.group(1)) for m in _SHORT_FY.finditer(head)}
+    years = _years(name_words) or _years(title)
     if not years:
         m = _DATE.search(page)
         if m:
             years = {int(next(g for g in m.groups() if g))}
-    quarters = set()
-    for m in _QUARTER.finditer(head):
+    return Identity(tokens, frozenset(years), frozenset(_quarters(head)))
+
+
+def _years(text: str) -> set[int]:
+    return {int(m.group(1)) for m in _YEAR.finditer(text)} | {2000 + int(m.group(1)) for m in _SHORT_FY.finditer(text)}
+
+
+def _quarters(text: str) -> set[int]:
+    out = set()
+    for m in _QUARTER.finditer(text):
         q = m.group(1) or m.group(2)
-        quarters.add(int(q) if q else _ORDINAL[m.group(3).lower()])
-    return Identity(tokens, frozenset(years), frozenset(quarters))
+        out.add(int(q) if q else _ORDINAL[m.group(3).lower()])
+    return out
 
 
 def evidence(question: Asked, identities: dict[str, Identity]) -> dict[str, float]:
