@@ -35,7 +35,8 @@ W_NAME = 2.0
 W_PERIOD = 1.0
 
 _TOKEN = re.compile(r"[^\W_]+(?:[&'’][^\W_]+)*")
-_YEAR = re.compile(r"(?<![\d.,$])(?:(?:FY|CY|fy|fiscal\s+(?:year\s+)?|Fiscal\s+(?:Year\s+)?)?)((?:19|20)\d\d)(?![\d%])")
+_YEAR = re.compile(r"(?<![\d.,$])((?:19|20)\d\d)(?![\d%])")
+"""A year, alone or glued to a word ("FY2018", "2022Q2"); not part of a number, an amount or a share."""
 _SHORT_FY = re.compile(r"\b(?:FY|fy|Fy)'?(\d\d)\b")
 _QUARTER = re.compile(r"\b(?:Q([1-4])|([1-4])Q)(?![\w])|\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b",
                       re.IGNORECASE)
@@ -75,31 +76,25 @@ class Asked:
 
 @dataclass(frozen=True)
 class Identity:
-    """What a document says it is: the tokens of its title, file-name words and first page."""
+    """What a document says it is: the words of its title, file-name words and first page."""
 
-    tokens: tuple[str, ...]
+    words: frozenset[str]
+    """Its words, and each run of up to ``GLUE`` consecutive words glued ("coca cola" → "cocacola")."""
+    text: str
+    """Its words joined by single spaces, padded with one space at each end."""
     years: frozenset[int]
     quarters: frozenset[int]
 
     def has_name(self, phrase: tuple[str, ...], acronym: bool) -> bool:
-        """The phrase occurs as consecutive tokens, or glued into fewer tokens ("Coca Cola" ~
-        "COCACOLA", "American Water Works" ~ "AMERICANWATERWORKS"); an acronym also as the start
-        of a token ("JPM" ~ "JPMorgan")."""
-        target = "".join(phrase)
-        toks = self.tokens
-        for i, tok in enumerate(toks):
-            if not target.startswith(tok) and not (acronym and tok.startswith(target) and len(target) >= 3):
-                continue
-            if acronym and tok.startswith(target) and len(target) >= 3:
-                return True
-            glued = ""
-            for t in toks[i:]:
-                glued += t
-                if glued == target:
-                    return True
-                if len(glued) >= len(target) or not target.startswith(glued):
-                    break
-        return False
+        """The phrase occurs as consecutive words, or glued into fewer words ("Coca Cola" ~
+        "COCACOLA", "American Water Works" ~ "AMERICANWATERWORKS", "CocaCola" ~ "Coca Cola"); an
+        acronym also as the start of a word ("JPM" ~ "JPMorgan")."""
+        if f" {' '.join(phrase)} " in self.text or "".join(phrase) in self.words:
+            return True
+        return acronym and len(phrase[0]) >= 3 and f" {phrase[0]}" in self.text
+
+
+GLUE = 4
 
 
 def asked(question: str) -> Asked:
@@ -173,13 +168,14 @@ def identity(title: str, name_words: str, first_page: str) -> Identity:
     first full date of the first page ("For the fiscal year ended December 25, 2021")."""
     head = f"{title} {name_words}"
     page = first_page[:FIRST_PAGE_CHARS]
-    tokens = tuple(t.lower() for t in _TOKEN.findall(f"{head} {page}"))
+    tokens = [t.lower() for t in _TOKEN.findall(f"{head} {page}")]
+    words = {"".join(tokens[i : i + n]) for n in range(1, GLUE + 1) for i in range(len(tokens) - n + 1)}
     years = _years(name_words) or _years(title)
     if not years:
         m = _DATE.search(page)
         if m:
             years = {int(next(g for g in m.groups() if g))}
-    return Identity(tokens, frozenset(years), frozenset(_quarters(head)))
+    return Identity(frozenset(words), f" {' '.join(tokens)} ", frozenset(years), frozenset(_quarters(head)))
 
 
 def _years(text: str) -> set[int]:
