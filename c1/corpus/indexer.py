@@ -31,6 +31,7 @@ from c1.config import Settings
 from c1.corpus.chunking import chunk_spans
 from c1.corpus.documents import Document, Skip
 from c1.corpus.embedders import Embedder, EmbedderError
+from c1.corpus.headers import ChunkContext, contexts, stored_contexts
 from c1.corpus.ids import chunk_id, doc_id_for
 from c1.corpus.manifest import Chunk, DocRecord, FileRecord, Manifest, ManifestDamaged, chunk_hash
 from c1.errors import C1Error
@@ -291,6 +292,7 @@ class Indexer:
         chunks: list[Chunk] = []
         metas: list[dict] = []
         embed_inputs: list[str] = []
+        ctxs: list[ChunkContext] = []
         for item in batch:
             for doc in item.docs:
                 record, doc_chunks = self._chunk(doc, taken)
@@ -298,10 +300,11 @@ class Indexer:
                     continue
                 docs.append(record)
                 chunks.extend(doc_chunks)
-                for c in doc_chunks:
-                    c.hash = chunk_hash(record.title, c.text)
+                for c, ctx in zip(doc_chunks, contexts(record.title, record.path, record.key, doc.text, doc_chunks)):
+                    c.hash = chunk_hash(record.title, ctx.embed_text(c.text))
                     metas.append(chroma_metadata(record, c))
-                    embed_inputs.append(embed_text(record.title, c.text))
+                    embed_inputs.append(ctx.embed_text(c.text))
+                    ctxs.append(ctx)
         paths = [item.rec.path for item in batch]
         old_ids = {cid for d in store.manifest.docs_of(paths) for cid in d.chunk_ids()}
         new_ids = [c.id for c in chunks]
@@ -316,9 +319,8 @@ class Indexer:
         if chunks:
             store.vectors.upsert(new_ids, vectors, [c.text for c in chunks], metas)
         store.lexical.delete_docs({doc_of_id for doc_of_id in (i.rsplit("_", 1)[0] for i in old_ids)} | {d.doc_id for d in docs})
-        titles = {d.doc_id: d.title for d in docs}
-        for c in chunks:
-            store.lexical.add(c.id, c.doc_id, titles[c.doc_id], c.text)
+        for c, ctx in zip(chunks, ctxs):
+            store.lexical.add(c.id, c.doc_id, ctx.identity, ctx.lexical_text(c.text))
         store.lexical.commit()
         store.manifest.replace_files([item.rec for item in batch], docs, chunks)
         for item in batch:
@@ -361,13 +363,16 @@ class Indexer:
         stale = {i for i, h in expected.items() if i in present and h and present[i] and h != present[i]}
         redo = sorted((set(expected) - set(present)) | stale)
         self.state = Progress(files_total=0, current="rebuilding from the manifest")
+        ctx: dict[str, ChunkContext] = {}  # chunk id → its header, per document as it comes
         for start in range(0, len(redo), BATCH_CHUNKS):
             part = store.manifest.chunks(redo[start : start + BATCH_CHUNKS])
             docs = {d: store.manifest.doc(d) for d in {c.doc_id for c in part}}
             for c in part:
-                c.hash = c.hash or chunk_hash(docs[c.doc_id].title, c.text)
+                if c.id not in ctx:
+                    ctx.update(stored_contexts(docs[c.doc_id], store.manifest.doc_chunks(c.doc_id)))
+                c.hash = c.hash or chunk_hash(docs[c.doc_id].title, ctx[c.id].embed_text(c.text))
             try:
-                vectors = self.embedder.embed([embed_text(docs[c.doc_id].title, c.text) for c in part])
+                vectors = self.embedder.embed([ctx[c.id].embed_text(c.text) for c in part])
             except EmbedderError as exc:
                 raise C1Error(str(exc)) from None
             store.vectors.upsert([c.id for c in part], vectors, [c.text for c in part],
@@ -376,19 +381,14 @@ class Indexer:
             self.state.chunks_done += len(part)
             self.progress(self.state)
         store.lexical.clear()
-        titles = {d.doc_id: d.title for d in store.manifest.all_docs()}
-        for c in store.manifest.iter_chunks():
-            store.lexical.add(c.id, c.doc_id, titles.get(c.doc_id, ""), c.text)
+        for d in store.manifest.all_docs():
+            doc_chunks = store.manifest.doc_chunks(d.doc_id)
+            headers = stored_contexts(d, doc_chunks)
+            for c in doc_chunks:
+                store.lexical.add(c.id, c.doc_id, headers[c.id].identity, headers[c.id].lexical_text(c.text))
         store.lexical.commit()
         # Files caught mid-write are re-indexed from their source.
         store.manifest.invalidate(store.manifest.pending())
-
-
-def embed_text(title: str, text: str) -> str:
-    """What the embedder sees: the title first unless the chunk already starts with it."""
-    if title and not text.lstrip().startswith(title[:40]):
-        return f"{title}\n{text}"
-    return text
 
 
 def _under(path: str, roots: list[str]) -> bool:
