@@ -18,6 +18,9 @@ class Reply:
     reasoning: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    ranked: list | None = None
+    """A final answer the policy also gives in structured form (``output.Ranked``: ids, verbatim
+    justifications, confidences); the loop takes it instead of parsing ``text``."""
 
 
 @dataclass

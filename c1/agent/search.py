@@ -74,14 +74,12 @@ def run_search(
             on_event(event)
     finally:
         events.close()  # on an early exit: stop the runs and wait for them
-    rankings = [[d["id"] for d in finished[i].documents] for i in sorted(finished)]
+    runs = [finished[i].documents for i in sorted(finished)]
     justification = {}
-    for i in sorted(finished):
-        for d in finished[i].documents:
+    for docs in runs:
+        for d in docs:
             justification.setdefault(d["id"], d.get("justification", ""))
-    fused = rrf(rankings)[: settings.max_docs] if n > 1 else [
-        (doc_id, 1.0 / (60 + rank)) for rank, doc_id in enumerate(rankings[0] if rankings else [], start=1)
-    ][: settings.max_docs]
+    fused = fuse(runs)[: settings.max_docs]
     documents = [_document(corpus, agents, doc_id, score, justification.get(doc_id, "")) for doc_id, score in fused]
     stats = _merge_stats([finished[i].stats for i in sorted(finished)], time.perf_counter() - started)
     stats["stop_reasons"] = [finished[i].stop_reason for i in sorted(finished)]
@@ -90,6 +88,23 @@ def run_search(
         question, policy.name, policy.model, settings.budget, documents, stats,
         trajectories=[_trajectory(a) for a in agents],
     )
+
+
+def fuse(runs: list[list[dict]]) -> list[tuple[str, float]]:
+    """The runs' ranked documents as one list of (id, score).
+
+    Runs that give confidences (the built-in policy): a document's score is the mean of its
+    confidence over all runs, counting 0 for a run that did not return it — what the runs agree on
+    rises, what one run alone returned falls — ranked by that score, ties by RRF. Otherwise (a
+    model gives a ranked list only): RRF of the lists (one run: 1 / (60 + rank))."""
+    rankings = [[d["id"] for d in docs] for docs in runs]
+    by_rrf = rrf(rankings)
+    if runs and all(d.get("score") is not None for docs in runs for d in docs):
+        order = {doc_id: i for i, (doc_id, _) in enumerate(by_rrf)}
+        mean = {doc_id: sum(d["score"] for docs in runs for d in docs if d["id"] == doc_id) / len(runs)
+                for doc_id in order}
+        return sorted(((doc_id, round(v, 4)) for doc_id, v in mean.items()), key=lambda dv: (-dv[1], order[dv[0]]))
+    return by_rrf
 
 
 def _interleave(generators: list, stop: threading.Event) -> "iter":

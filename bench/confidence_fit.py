@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Fit the built-in policy's evidence weights: logistic regression on the tuning halves.
+
+The built-in policy scores each document it holds with a logit ``BIAS + Σ w_f × f`` over the
+features of c1/agent/evidence.py, and reports its logistic as a confidence. This script runs the
+policy (with the weights in use, or ``--weights``) on the tuning halves of the shared HotpotQA and
+MuSiQue sets (bench/multihop.py's halves), takes every document each run held at its end — gold
+or not — with its features, and fits the weights by L2-regularised logistic regression (Newton's
+method; one row per document, questions of both sets pooled with equal total weight per set).
+It prints the weights to put in ``evidence.WEIGHTS``/``BIAS`` and the log loss on both halves.
+Held-out questions are never used for fitting.
+
+    python bench/confidence_fit.py                     # fit on the tuning halves, report both halves
+    python bench/confidence_fit.py --rounds 2          # refit with the weights of the first fit (the runs change with them)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.multihop import OUT, open_pool, tuning_half  # noqa: E402
+
+
+def collect(dataset: str, home: Path, weights: dict | None, bias: float | None, k: int) -> list[dict]:
+    """One row per (question, document held at the end of the run): features, gold, half."""
+    from c1.agent import evidence
+    from c1.agent.policies.builtin import BuiltinPolicy
+    from c1.agent.search import run_search
+
+    ds, settings, corpus = open_pool(dataset, home, max_docs=k)
+    rows = []
+    old_bias = evidence.BIAS
+    if bias is not None:
+        evidence.BIAS = bias
+    try:
+        for i, q in enumerate(ds.questions):
+            held: list = []
+
+            def make(v):
+                p = BuiltinPolicy(max_docs=k, variant=v, weights=weights, floor=0.0)
+                held.append(p)
+                return p
+
+            run_search(corpus, settings, q.question, make)
+            ranking = held[0]._ranking
+            if ranking is None:
+                continue
+            order = ranking.order()
+            for d, f in ranking.features.items():
+                doc = corpus.doc(d)
+                rows.append({"dataset": dataset, "q": i, "tune": tuning_half(dataset, i), "rank": order.index(d) + 1,
+                             "gold": (doc.source_id if doc else d) in q.gold, "n_gold": len(q.gold), **f})
+    finally:
+        evidence.BIAS = old_bias
+        corpus.close()
+    return rows
+
+
+def fit(rows: list[dict], features: tuple[str, ...], l2: float = 1.0, iters: int = 50) -> tuple[float, dict]:
+    """Logistic regression (bias + one weight per feature) by Newton's method; rows weighted so
+    that each dataset counts the same in total."""
+    import numpy as np
+
+    x = np.array([[1.0] + [r[f] for f in features] for r in rows])
+    y = np.array([1.0 if r["gold"] else 0.0 for r in rows])
+    per = {}
+    for r in rows:
+        per[r["dataset"]] = per.get(r["dataset"], 0) + 1
+    w_row = np.array([len(rows) / (len(per) * per[r["dataset"]]) for r in rows])
+    beta = np.zeros(x.shape[1])
+    reg = np.full(x.shape[1], l2)
+    reg[0] = 0.0
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-(x @ beta)))
+        grad = x.T @ (w_row * (p - y)) + reg * beta
+        hess = (x * (w_row * p * (1 - p))[:, None]).T @ x + np.diag(reg)
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return float(beta[0]), {f: float(b) for f, b in zip(features, beta[1:])}
+
+
+def fit_ranking(rows: list[dict], features: tuple[str, ...], l2: float = 1.0, iters: int = 50) -> dict:
+    """Weights that rank each question's gold documents above its others: for every gold document
+    g of a question with non-gold documents N, maximise log(e^{s_g} / (e^{s_g} + Σ_N e^{s_n})) with
+    s = w · features (a conditional logit; convex, solved by Newton's method). Each dataset counts
+    the same in total."""
+    import numpy as np
+
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["dataset"], r["q"]), []).append(r)
+    per = {}
+    for (ds, _), g in groups.items():
+        per[ds] = per.get(ds, 0) + 1
+    sets = []
+    for (ds, _), g in groups.items():
+        x = np.array([[r[f] for f in features] for r in g])
+        gold = [i for i, r in enumerate(g) if r["gold"]]
+        other = [i for i, r in enumerate(g) if not r["gold"]]
+        if gold and other:
+            sets.append((x, gold, other, len(groups) / (len(per) * per[ds])))
+    def loss(beta):
+        total = 0.5 * l2 * beta @ beta
+        for x, gold, other, weight in sets:
+            s = x @ beta
+            for g in gold:
+                idx = [g] + other
+                m = s[idx].max()
+                total += weight * (m + np.log(np.exp(s[idx] - m).sum()) - s[g])
+        return total
+
+    beta = np.zeros(len(features))
+    current = loss(beta)
+    for _ in range(iters):
+        grad = l2 * beta
+        hess = l2 * np.eye(len(features))
+        for x, gold, other, weight in sets:
+            s = x @ beta
+            for g in gold:
+                idx = [g] + other
+                z = s[idx] - s[idx].max()
+                p = np.exp(z) / np.exp(z).sum()
+                xs = x[idx]
+                mu = p @ xs
+                grad += weight * (mu - x[g])
+                hess += weight * ((xs * p[:, None]).T @ xs - np.outer(mu, mu))
+        step = np.linalg.solve(hess, grad)
+        t = 1.0
+        while t > 1e-4:  # damped: halve the step until the loss goes down
+            trial = beta - t * step
+            value = loss(trial)
+            if value <= current:
+                break
+            t /= 2
+        else:
+            break
+        beta, improvement, current = trial, current - value, value
+        if improvement < 1e-9:
+            break
+    return {f: float(b) for f, b in zip(features, beta)}
+
+
+def top_k_quality(rows: list[dict], weights: dict, k: int) -> float:
+    """Re-ranked offline by ``weights``: the mean over datasets of full recall at k plus half the
+    recall at k (what the policy is tuned for; gate, kept names and pivots are left out)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["dataset"], r["q"]), []).append(r)
+    per: dict[str, list[float]] = {}
+    for (ds, _), g in groups.items():
+        top = sorted(g, key=lambda r: -sum(weights[f] * r[f] for f in weights))[:k]
+        got = sum(r["gold"] for r in top)
+        n = g[0]["n_gold"]
+        per.setdefault(ds, []).append(float(got == n) + 0.5 * got / n)
+    return sum(sum(v) / len(v) for v in per.values()) / len(per)
+
+
+def search_weights(rows: list[dict], start: dict, features: tuple[str, ...], k: int) -> dict:
+    """Coordinate ascent on ``top_k_quality``: each fitted feature's weight multiplied by factors
+    in turn (0 and a small value tried too), kept when the measure rises, until no change helps."""
+    best = dict(start)
+    value = top_k_quality(rows, best, k)
+    for _ in range(6):
+        moved = False
+        for f in features:
+            for factor in (0.0, 0.5, 0.7, 1.4, 2.0):
+                trial = dict(best)
+                trial[f] = best[f] * factor if best[f] else (0.5 if factor else 0.0)
+                v = top_k_quality(rows, trial, k)
+                if v > value + 1e-9:
+                    best, value, moved = trial, v, True
+        if not moved:
+            break
+    return best
+
+
+def platt(rows: list[dict], weights: dict) -> tuple[float, float]:
+    """Scale and bias mapping the ranking score to a calibrated probability (1-D logistic regression)."""
+    rows2 = [{"dataset": r["dataset"], "gold": r["gold"], "score": sum(weights[f] * r[f] for f in weights)} for r in rows]
+    bias, w = fit(rows2, ("score",), l2=0.0)
+    return w["score"], bias
+
+
+def log_loss(rows: list[dict], bias: float, weights: dict) -> float:
+    total = 0.0
+    for r in rows:
+        z = bias + sum(weights[f] * r[f] for f in weights)
+        p = min(1 - 1e-9, max(1e-9, 1 / (1 + math.exp(-z))))
+        total -= math.log(p if r["gold"] else 1 - p)
+    return total / max(1, len(rows))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from c1.agent import evidence
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--home", type=Path, default=OUT / "eval_home")
+    ap.add_argument("-k", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=1, help="collect and fit this many times, each with the last fit")
+    ap.add_argument("--l2", type=float, default=1.0)
+    ap.add_argument("--rows", type=Path, default=OUT / "confidence_rows.jsonl")
+    ap.add_argument("--pointwise", action="store_true", help="one logistic regression over all rows (calibration only)")
+    ap.add_argument("--search", action="store_true",
+                    help="search the ranking weights for top-k quality (coordinate ascent), then calibrate their scale")
+    ap.add_argument("--features", default="sim,anchor,named,rare,link,back,bridge",
+                    help="features fitted for ranking; the others (never seen in these sets) take the weight of named")
+    args = ap.parse_args(argv)
+    args.features = tuple(f.strip() for f in args.features.split(",") if f.strip())
+
+    weights, bias = dict(evidence.WEIGHTS), evidence.BIAS
+    for n in range(args.rounds):
+        rows = [r for ds in ("hotpotqa", "musique") for r in collect(ds, args.home, weights, bias, args.k)]
+        tune = [r for r in rows if r["tune"]]
+        held = [r for r in rows if not r["tune"]]
+        if args.search:
+            print(f"  top-{args.k} measure with the weights in use: tune {top_k_quality(tune, weights, args.k):.4f}, "
+                  f"held-out {top_k_quality(held, weights, args.k):.4f}")
+            ranking = search_weights(tune, weights, args.features, args.k)
+            print(f"  top-{args.k} measure with the searched weights: tune {top_k_quality(tune, ranking, args.k):.4f}, "
+                  f"held-out {top_k_quality(held, ranking, args.k):.4f}")
+            scale, new_bias = platt(tune, ranking)
+            new_weights = {f: scale * ranking[f] for f in evidence.FEATURES}
+        elif args.pointwise:
+            new_bias, new_weights = fit(tune, evidence.FEATURES, args.l2)
+        else:
+            ranking = fit_ranking(tune, args.features, args.l2)
+            scale, new_bias = platt(tune, ranking)
+            new_weights = {f: scale * ranking.get(f, 0.0) for f in evidence.FEATURES}
+            for f in evidence.FEATURES:  # features the tuning sets never show take the weight of a name
+                if f not in args.features:
+                    new_weights[f] = new_weights["named"]
+        print(f"round {n + 1}: {len(tune)} tuning rows, {len(held)} held-out rows")
+        print(f"  log loss with the weights in use: tune {log_loss(tune, bias, weights):.4f}, "
+              f"held-out {log_loss(held, bias, weights):.4f}")
+        print(f"  log loss with the fitted weights: tune {log_loss(tune, new_bias, new_weights):.4f}, "
+              f"held-out {log_loss(held, new_bias, new_weights):.4f}")
+        print(f"  BIAS = {new_bias:.2f}")
+        print("  WEIGHTS = {" + ", ".join(f'"{f}": {w:.2f}' for f, w in new_weights.items()) + "}")
+        weights, bias = {f: round(w, 2) for f, w in new_weights.items()}, round(new_bias, 2)
+    with open(args.rows, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
