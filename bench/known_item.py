@@ -77,8 +77,8 @@ SYNONYMS = {
 }
 """The paraphrase rule's word replacements (common business-mail words; nothing fitted to the targets)."""
 _ROW = re.compile(r"^\s*([A-Za-z][A-Za-z ,'’()&/-]{8,90}?)[\s.:]+(?:\$?\s?\(?-?\d[\d,]*(?:\.\d+)?\)?%?\s*){2,}$")
-_MONTH = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b", re.I)
 """A table row: a label, then two numbers or more (the columns: years, segments) and nothing else."""
+_MONTH = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b", re.I)
 
 
 @dataclasses.dataclass
@@ -216,7 +216,8 @@ def page_items(per_kind: int) -> list[Item]:
 
 def items(corpus, kinds: tuple[str, ...], per_kind: int, cache: Path) -> list[Item]:
     """The questions, generated once and kept in ``cache`` (regenerated when the rules' inputs change)."""
-    key = hashlib.blake2b(json.dumps([kinds, per_kind, SYNONYMS, _ROW.pattern]).encode(), digest_size=8).hexdigest()
+    key = hashlib.blake2b(json.dumps([kinds, per_kind, SYNONYMS, _ROW.pattern, _MONTH.pattern]).encode(),
+                          digest_size=8).hexdigest()
     if cache.is_file():
         data = json.loads(cache.read_text())
         if data.get("key") == key:
