@@ -549,3 +549,28 @@ def test_exchange_x_from_name_becomes_the_display_name(tmp_path):
     doc = load(Source(str(msg), "eml"))[0]
     assert doc.meta["from"] == "Phillip K Allen <phillip.allen@enron.com>"
     assert doc.text.startswith("From: Phillip K Allen <phillip.allen@enron.com>")
+
+
+# --- the registry of formats -------------------------------------------------------------------
+
+
+def test_walk_takes_its_extensions_from_the_registry(tmp_path):
+    from c1.corpus.loaders import extensions, formats
+
+    assert set(extensions().values()) <= set(formats())
+    for ext, kind in extensions().items():
+        (tmp_path / f"file{ext}").write_text("x")
+    sources, skipped = walk([str(tmp_path)], max_bytes=MB)
+    assert skipped == []
+    assert sorted((Path(s.path).suffix, s.kind) for s in sources) == sorted(extensions().items())
+
+
+def test_a_format_whose_library_is_missing_names_the_extra():
+    from c1.corpus.loaders import Format
+
+    def never_called(path):
+        raise AssertionError(path)
+
+    fmt = Format("fake", (".fake",), never_called, extra="office", modules=("c1_no_such_module",))
+    assert fmt.missing() == "install c1[office] to index .fake files"
+    assert Format("json", (".json",), never_called, modules=("json",)).missing() is None

@@ -4,8 +4,9 @@ A :class:`Source` is one file on disk (one Maildir message, one PDF, one whole m
 indexer hashes it and keeps it in its manifest. What a source holds is the loaders' business.
 
 Rules, in short:
-- the kind comes from the extension (``EXTENSIONS``); files with other extensions are ignored
-  while walking a folder, but reported when the user named them explicitly;
+- the kind comes from the extension, as the loaders' registry of formats maps it; files with
+  other extensions are ignored while walking a folder, but reported when the user named them
+  explicitly;
 - every file in the ``cur/`` and ``new/`` folders of a Maildir is a message (``tmp/`` holds
   messages still being delivered and is left alone);
 - a file named like ``1.`` or ``23`` (the CMU Enron layout) is a message when it starts with
@@ -22,18 +23,7 @@ import os
 import re
 from dataclasses import dataclass
 
-EXTENSIONS = {
-    ".txt": "text",
-    ".md": "text",
-    ".markdown": "text",
-    ".rst": "text",
-    ".html": "html",
-    ".htm": "html",
-    ".pdf": "pdf",
-    ".eml": "eml",
-    ".mbox": "mbox",
-    ".jsonl": "jsonl",
-}
+from c1.corpus.loaders.registry import extensions
 
 _NUMBERED_MESSAGE = re.compile(r"^\d+\.?$")
 _HEADER_LINE = re.compile(r"^([!-9;-~]+):")  # a field name is printable ASCII without ':'
@@ -49,7 +39,7 @@ class Source:
     path: str
     """Absolute path of the file (or of the Maildir message file)."""
     kind: str
-    """``"text" | "html" | "pdf" | "eml" | "mbox" | "jsonl"``."""
+    """A kind registered in :mod:`c1.corpus.loaders.registry` (``"text"``, ``"pdf"``, ``"eml"``...)."""
 
 
 def walk(paths: list[str], *, max_bytes: int) -> tuple[list[Source], list[tuple[str, str]]]:
@@ -76,7 +66,7 @@ def walk(paths: list[str], *, max_bytes: int) -> tuple[list[Source], list[tuple[
 def kind_of(path: str) -> str | None:
     """The kind of a file found while walking, or None when it is not indexed."""
     name = os.path.basename(path)
-    kind = EXTENSIONS.get(os.path.splitext(name)[1].lower())
+    kind = extensions().get(os.path.splitext(name)[1].lower())
     if kind is None and _NUMBERED_MESSAGE.match(name) and _starts_with_mail_headers(path):
         kind = "eml"
     return kind

@@ -1,0 +1,90 @@
+"""The formats c1 reads: one module per format in this package, each with one :func:`register` call.
+
+A :class:`Format` names its kind (stored in the manifest), the file extensions that select it,
+the function that loads a file, and — for formats that need an optional dependency — the extra
+to install and the modules it provides. ``walk`` takes its extensions from here, so a new format
+is one new module and nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from c1.corpus.documents import Document
+
+Loaded = tuple[list[Document], list[str]]
+"""What a loader returns: the documents of one file and the non-fatal problems met."""
+
+
+@dataclass(frozen=True)
+class Format:
+    kind: str
+    """Stored in the manifest and in :class:`~c1.corpus.walk.Source` (``"pdf"``, ``"docx"``...)."""
+    extensions: tuple[str, ...]
+    """Lower-case, with the dot: ``(".htm", ".html")``. Empty for kinds found otherwise (Maildir)."""
+    load: Callable[[str], Loaded]
+    """Path → (documents, warnings); raises :class:`~c1.corpus.documents.Skip` when unreadable."""
+    extra: str | None = None
+    """The optional-dependency group that provides ``modules`` (``pip install 'c1[extra]'``)."""
+    modules: tuple[str, ...] = ()
+    """Top-level modules the loader imports; when one is missing, files are skipped with a hint."""
+
+    def missing(self) -> str | None:
+        """The skip reason when a module this format needs is not installed, else None."""
+        for name in self.modules:
+            if importlib.util.find_spec(name) is None:
+                what = self.extensions[0] if self.extensions else self.kind
+                return f"install c1[{self.extra}] to index {what} files"
+        return None
+
+
+_FORMATS: dict[str, Format] = {}
+_EXTENSIONS: dict[str, str] = {}
+_NOT_FORMATS = {"registry", "common"}  # helper modules of this package
+_discovered = False
+
+
+def register(fmt: Format) -> Format:
+    """Add a format; called once, at import, by the module that implements it."""
+    if fmt.kind in _FORMATS and _FORMATS[fmt.kind] != fmt:
+        raise ValueError(f"format {fmt.kind!r} registered twice")
+    for ext in fmt.extensions:
+        if _EXTENSIONS.get(ext, fmt.kind) != fmt.kind:
+            raise ValueError(f"extension {ext!r} claimed by {_EXTENSIONS[ext]!r} and {fmt.kind!r}")
+        _EXTENSIONS[ext] = fmt.kind
+    _FORMATS[fmt.kind] = fmt
+    return fmt
+
+
+def _discover() -> None:
+    """Import every format module of this package (cheap: heavy libraries load on first use)."""
+    global _discovered
+    if _discovered:
+        return
+    package = __name__.rsplit(".", 1)[0]
+    path = importlib.import_module(package).__path__
+    for info in sorted(pkgutil.iter_modules(path), key=lambda m: m.name):
+        if info.name not in _NOT_FORMATS and not info.name.startswith("_"):
+            importlib.import_module(f"{package}.{info.name}")
+    _discovered = True
+
+
+def formats() -> dict[str, Format]:
+    """Kind → format, for every format of the package."""
+    _discover()
+    return dict(_FORMATS)
+
+
+def format_of(kind: str) -> Format | None:
+    _discover()
+    return _FORMATS.get(kind)
+
+
+def extensions() -> dict[str, str]:
+    """Extension (``".pdf"``) → kind, for every registered format (do not modify)."""
+    _discover()
+    return _EXTENSIONS
