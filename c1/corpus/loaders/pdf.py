@@ -1,14 +1,18 @@
-"""PDF files: the text of every page, with page offsets, and a title from the metadata."""
+"""PDF files: the text of every page, with page offsets, and a title from the metadata.
+
+PDFium reads the text (:mod:`.pdf_pdfium`); pypdf (:mod:`.pdf_pypdf`) reads files PDFium refuses
+and pages whose glyphs PDFium cannot map to text. Pages come from an iterator, one at a time, so
+that they could be handed on (to the chunker, the embedder) before the whole file is read.
+"""
 
 from __future__ import annotations
 
-import io
-import logging
 import re
-import warnings as _warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from c1.corpus.documents import Document, Skip
-from c1.corpus.loaders.common import clean, clip, file_name, first_line, one_line, read_bytes
+from c1.corpus.loaders.common import file_name, first_line, read_bytes
 from c1.corpus.loaders.registry import Format, Loaded, register
 
 # "report.doc", "C:\\work\\x.pdf", "10811.exe": a file name where a title should be
@@ -17,77 +21,81 @@ _FILE_NAME_TITLE = re.compile(
 )
 _JUNK_TITLES = {"untitled", "title", "document", "untitled document", "no title", "slide 1",
                 "microsoft word", "pdf", "(anonymous)", "unknown"}
-_pypdf_quiet = False
-
-
-def _quiet_pypdf() -> None:
-    """pypdf reports recoverable damage through the "pypdf" logger and warnings; without a
-    handler, Python prints those to stderr. Keep errors for applications that log, nothing else."""
-    global _pypdf_quiet
-    if _pypdf_quiet:
-        return
-    from pypdf.errors import PdfReadWarning
-
-    logger = logging.getLogger("pypdf")
-    logger.setLevel(logging.ERROR)
-    logger.addHandler(logging.NullHandler())  # no "last resort" printing to stderr
-    _warnings.filterwarnings("ignore", category=PdfReadWarning)
-    _warnings.filterwarnings("ignore", module=r"pypdf(\.|$)")
-    _pypdf_quiet = True
 
 
 def load_pdf(path: str) -> Loaded:
-    from pypdf import PdfReader
-
-    _quiet_pypdf()
     data = read_bytes(path)
     if not data:
         raise Skip("empty file")
-    try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted:
-            _unlock(reader)
-        page_count = len(reader.pages)
-    except Skip:
-        raise
-    except Exception as exc:
-        if b"%PDF-" not in data[:1024]:  # where the spec wants the header (pypdf is laxer)
-            raise Skip("not a PDF file (no %PDF header)") from None
-        raise Skip(f"damaged PDF ({one_line(exc)})") from None
-    if page_count == 0:
-        raise Skip("PDF has no pages")
-    texts, warnings = _page_texts(reader, page_count)
+    texts, warnings = [], []
+    with open_pdf(data) as pdf:
+        if pdf.page_count == 0:
+            raise Skip("PDF has no pages")
+        metadata_title = pdf.title()
+        for text, warning in page_texts(pdf, data):
+            texts.append(text)
+            if warning:
+                warnings.append(warning)
     text, pages = _join_pages(texts)
     if not text.strip():
         raise Skip("no extractable text (scanned PDF?)")
-    title = _pdf_title(reader) or first_line(text) or file_name(path)
+    title = _usable_title(metadata_title) or first_line(text) or file_name(path)
     return [Document(key=path, path=path, title=title, text=text, pages=pages)], warnings
 
 
-def _unlock(reader) -> None:
-    """Open a PDF encrypted with an empty user password (common: "no copy" permissions)."""
-    from pypdf.errors import DependencyError
+@contextmanager
+def open_pdf(data: bytes):
+    """The PDF opened by PDFium, else by pypdf; raises Skip when neither can read it."""
+    from c1.corpus.loaders.pdf_pdfium import PdfiumPdf, Refused
+    from c1.corpus.loaders.pdf_pypdf import PypdfPdf
 
     try:
-        if reader.decrypt(""):
-            return
-    except DependencyError:
-        raise Skip("encrypted PDF (AES): install the 'cryptography' package to read it") from None
-    except NotImplementedError as exc:
-        raise Skip(f"encrypted PDF (unsupported encryption: {one_line(exc)})") from None
-    raise Skip("encrypted PDF (password required)")
+        pdf = PdfiumPdf(data)
+    except Refused:
+        if b"%PDF-" not in data[:1024]:  # where the spec wants the header
+            raise Skip("not a PDF file (no %PDF header)") from None
+        pdf = PypdfPdf(data)
+    try:
+        yield pdf
+    finally:
+        pdf.close()
 
 
-def _page_texts(reader, page_count: int) -> tuple[list[str], list[str]]:
-    """Text of each page; a page that fails to extract is empty, with a warning."""
-    texts, warnings = [], []
-    for number in range(1, page_count + 1):
-        try:
-            texts.append(clean(reader.pages[number - 1].extract_text() or "").strip())
-        except Exception as exc:
-            texts.append("")
-            warnings.append(f"page {number}: no text extracted ({type(exc).__name__})")
-    return texts, warnings
+def page_texts(pdf, data: bytes) -> Iterator[tuple[str, str | None]]:
+    """(text, warning or None) of each page, in order. A PDFium page that draws glyphs it could
+    not map to text, or that has right-to-left script, is read again by pypdf (see
+    :func:`_prefer_pypdf`)."""
+    from c1.corpus.loaders.pdf_pdfium import PdfiumPdf
+    from c1.corpus.loaders.pdf_pypdf import PypdfPdf
+
+    if not isinstance(pdf, PdfiumPdf):
+        yield from pdf.pages()
+        return
+    understudy: PypdfPdf | None = None
+    for page in pdf.pages():
+        text = page.text
+        if page.lost_glyphs or page.right_to_left:
+            try:
+                understudy = understudy or PypdfPdf(data)
+                other = understudy.page_text(page.number - 1)
+                if _prefer_pypdf(text, other, page.right_to_left):
+                    text = other
+            except Exception:  # pypdf cannot read it either: PDFium's text stands
+                pass
+        yield text, None
+
+
+def _prefer_pypdf(pdfium_text: str, pypdf_text: str, right_to_left: bool) -> bool:
+    """pypdf puts right-to-left script in logical order (PDFium: visual, reversed). Otherwise its
+    text wins only when a quarter of it is characters that PDFium's text lacks altogether (a font
+    PDFium cannot map); a longer text alone proves nothing: pypdf repeats characters that a PDF
+    draws twice for a bold effect."""
+    if right_to_left:
+        return bool(pypdf_text.strip())
+    known = set(pdfium_text)
+    visible = [ch for ch in pypdf_text if not ch.isspace()]
+    missing = sum(1 for ch in visible if ch not in known)
+    return missing > 0.25 * len(visible)
 
 
 def _join_pages(texts: list[str]) -> tuple[str, list[tuple[int, int]]]:
@@ -100,14 +108,9 @@ def _join_pages(texts: list[str]) -> tuple[str, list[tuple[int, int]]]:
     return "\n\n".join(texts), pages
 
 
-def _pdf_title(reader) -> str | None:
-    """``/Title`` from the metadata when it looks like a real title (not a file name, not a
-    word processor's placeholder)."""
-    try:
-        raw = getattr(reader.metadata, "title", None)
-        title = clip(clean(str(raw))) if raw is not None else ""
-    except Exception:
-        return None
+def _usable_title(title: str) -> str | None:
+    """The metadata title when it looks like a real title (not a file name, not a word
+    processor's placeholder)."""
     lowered = title.lower()
     if (
         len(title) < 3

@@ -44,7 +44,6 @@ class Format:
 
 _FORMATS: dict[str, Format] = {}
 _EXTENSIONS: dict[str, str] = {}
-_NOT_FORMATS = {"registry", "common"}  # helper modules of this package
 _discovered = False
 
 
@@ -61,14 +60,15 @@ def register(fmt: Format) -> Format:
 
 
 def _discover() -> None:
-    """Import every format module of this package (cheap: heavy libraries load on first use)."""
+    """Import every module of this package: format modules register themselves, helper modules
+    are harmless (all are cheap to import: heavy libraries load on first use)."""
     global _discovered
     if _discovered:
         return
     package = __name__.rsplit(".", 1)[0]
     path = importlib.import_module(package).__path__
     for info in sorted(pkgutil.iter_modules(path), key=lambda m: m.name):
-        if info.name not in _NOT_FORMATS and not info.name.startswith("_"):
+        if not info.name.startswith("_"):
             importlib.import_module(f"{package}.{info.name}")
     _discovered = True
 
