@@ -216,6 +216,54 @@ def test_pdf_loading_from_threads_is_safe_and_deterministic():
             assert texts == [serial[name] for name in names]
 
 
+def test_statement_rows_keep_label_and_values_on_one_line():
+    """Rows of the FinanceBench gold statement pages: pypdf put every value on its own line
+    (0.66 of gold rows whole over the 27 pages, bench/pdf_tables.py); PDFium plus the row
+    joining keeps them whole (0.99)."""
+    root = data_dir("financebench", "pdfs")
+    expected = {
+        "COCACOLA_2017_10K.pdf": (76, ["Cash and cash equivalents $ 6,006 $ 8,555",
+                                       "TOTAL CURRENT LIABILITIES 27,194 26,532"]),
+        "WALMART_2018_10K.pdf": (57, ["Net sales $ 495,761 $ 481,317"]),
+        "MGMRESORTS_2018_10K.pdf": (57, ["Cash and cash equivalents $ 1,526,762 $ 1,499,995"]),
+    }
+    for name, (page, rows) in expected.items():
+        doc = load_one(root / name, "pdf")
+        starts = [start for start, _ in doc.pages] + [len(doc.text)]
+        lines = [" ".join(line.split()) for line in doc.text[starts[page - 1]:starts[page]].split("\n")]
+        for row in rows:
+            assert any(row in line for line in lines), (name, row)
+
+
+def test_join_rows_joins_only_values_beside_their_label():
+    from c1.corpus.loaders.pdf_rows import join_rows
+
+    def page(*lines):
+        """PDFium-like text and a box_of() from (text, box) pairs."""
+        text, boxes, pos = [], {}, 0
+        for line, box in lines:
+            boxes[pos] = box
+            text.append(line)
+            pos += len(line) + 2
+        return "\r\n".join(text), lambda start, count: boxes[start]
+
+    label = (36, 338.6, 146, 344.1)
+    # values 7 pt lower than the label, to its right: one row (Coca-Cola's TOTAL CURRENT LIABILITIES)
+    text, box_of = page(("TOTAL", label), ("27,194 26,532", (483, 330.7, 563, 337.4)))
+    assert join_rows(text, box_of) == "TOTAL 27,194 26,532"
+    # a raised footnote mark and values: one row; then the next row stays apart
+    text, box_of = page(("Net income", label), ("1", (147, 342, 150, 346)), ("$ 5,070", (480, 338.6, 520, 344.1)),
+                        ("Taxes 117", (36, 326, 520, 331.5)))
+    assert join_rows(text, box_of) == "Net income 1 $ 5,070\r\nTaxes 117"
+    # apart: a year under its header word (stacked column header), values a row farther down,
+    # words beside the line (prose, another column)
+    for first, second in [(("December 26,", label), ("2015", (60, 330, 80, 336))),
+                          (("Taxes", label), ("117", (483, 325, 503, 331))),
+                          (("Taxes", label), ("and other assets", (483, 338.6, 563, 344.1)))]:
+        text, box_of = page(first, second)
+        assert join_rows(text, box_of) == text
+
+
 # --- Enron maildir -------------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from c1.corpus.documents import Skip
 from c1.corpus.loaders.common import clean, clip
+from c1.corpus.loaders.pdf_rows import join_rows
 
 LOCK = threading.RLock()
 """Held around every PDFium call in this process (text here, page rendering for OCR)."""
@@ -88,11 +89,22 @@ def _page_text(page, number: int) -> PageText:
     try:
         chars = textpage.count_chars()
         text = textpage.get_text_range() if chars > 0 else ""
+        if len(text) == chars:  # one Python character per text-page character: positions agree
+            text = join_rows(text, lambda start, count: _box(textpage, start, count))
     finally:
         textpage.close()
     objects = raw.FPDFPage_CountObjects(page)
     lost = objects > chars and _text_objects(page, objects) > chars
     return PageText(number, normalize(text), lost, bool(_RIGHT_TO_LEFT.search(text)))
+
+
+def _box(textpage, start: int, count: int):
+    """Bounding box (left, bottom, right, top) of characters ``start`` to ``start + count``."""
+    rects = [textpage.get_rect(i) for i in range(textpage.count_rects(start, count))]
+    if not rects:
+        return None
+    return (min(r[0] for r in rects), min(r[1] for r in rects),
+            max(r[2] for r in rects), max(r[3] for r in rects))
 
 
 def _text_objects(page, objects: int) -> int:
