@@ -127,11 +127,82 @@ def test_pdf_other_skips_are_image_only_files(pdf_outcomes):
     assert all(doc.text.strip() and doc.title for doc in loaded)
 
 
-def test_pdf_title_from_metadata_else_first_line(pdf_outcomes):
-    crazy_ones = pdf_outcomes["pypdf_sample_files/021-pdfa/crazyones-pdfa.pdf"][1]
-    assert crazy_ones.title == "The Crazy Ones"
-    # metadata /Title "10811.exe" is a file name, not a title
-    assert pdf_outcomes["pdfplumber_tests/scotus-transcript-p1.pdf"][1].title != "10811.exe"
+def test_pdf_title_from_metadata_else_first_page_heading(pdf_outcomes):
+    def title(name):
+        return pdf_outcomes[name][1].title
+
+    # no metadata title: the first page's heading, after the file name's words
+    assert title("pypdf_sample_files/021-pdfa/crazyones-pdfa.pdf") == "crazyones pdfa — The Crazy Ones"
+    # a real metadata title stands; a file name about something else is not mixed in
+    assert title("pdfplumber_tests/issue-982-example.pdf") == "Art in Machine Learning"
+    # metadata "10811.exe" is a file name and the first line "1" a line number: neither is a title
+    assert title("pdfplumber_tests/scotus-transcript-p1.pdf") == (
+        "scotus transcript p1 — Official - Subject to Final Review")
+    # "Microsoft Word - SPECIAL BOARD AGENDA 040616.doc": the heading in the largest type instead
+    assert title("pdfplumber_tests/cupertino_usd_4-6-16.pdf") == (
+        "cupertino usd 4 6 16 — Board of Education Special Meeting AGENDA")
+    from c1.corpus.loaders.titles import is_junk
+
+    loaded = [doc for status, doc in pdf_outcomes.values() if status == "ok"]
+    assert [doc.title for doc in loaded if is_junk(doc.title)] == []
+
+
+def test_filing_titles_say_which_filing(tmp_path):
+    """Metadata titles of filings are accession numbers, "Document" or generated names, and
+    their first lines are "Table of Contents", "UNITED STATES", "UNITED": the title comes from
+    the cover's largest type and the file name instead."""
+    root = data_dir("financebench", "pdfs")
+    expected = {
+        "AMERICANWATERWORKS_2020_10K.pdf": "AMERICANWATERWORKS 2020 10K — AMERICAN WATER WORKS COMPANY, INC",
+        "COCACOLA_2017_10K.pdf": "COCACOLA 2017 10K — FORM 10-K",
+        "MGMRESORTS_2018_10K.pdf": "MGMRESORTS 2018 10K — FORM 10-K",
+        "JPMORGAN_2023Q2_10Q.pdf": "JPMORGAN 2023 Q2 10Q — JPMorgan Chase & Co",
+        "PEPSICO_2021_10K.pdf": "PEPSICO 2021 10K — FORM 10-K — PepsiCo, Inc",
+    }
+    for name, title in expected.items():
+        assert load_one(root / name, "pdf").title == title
+    assert load_one(data_dir("sec", "3M_2022_10K.pdf"), "pdf").title == (
+        "3M 2022 10K — 10-K - 02/08/2023 - 3M Company")
+
+
+def test_title_rules():
+    from c1.corpus.loaders.titles import (
+        is_junk, running_heads, salient_heading, strip_heading_marks, with_name_words)
+
+    for junk in ["Document", "untitled", "Microsoft Word - 151201DSP-Fond-581-90D", "10811.exe",
+                 "905_Precinct_NoOU", "0001410636-21-000101", "CORP Q2 2023-2023-08-03-16-07",
+                 "UNITED STATES", "Table of Contents", "1", "上", "issue-987-test", "  index "]:
+        assert is_junk(junk), junk
+    for title in ["The Crazy Ones", "ADBE 10K FY15", "Geometrie und Topologie", "grasshopper",
+                  "菲达环保：关于公司2015年年度报告中有关财务事项的说阴"]:
+        assert not is_junk(title), title
+    cover = [("UNITED STATES", 13.3), ("SECURITIES AND EXCHANGE COMMISSION", 13.3),
+             ("Washington, D.C. 20549", 8.6), ("FORM 10-K", 13.3), ("(Mark One)", 8.6),
+             ("For the fiscal year ended December 31, 2022", 8.6), ("☒", 13.3), ("3M COMPANY", 13.3),
+             ("(Exact name of registrant as specified in its charter)", 8.6)] + [("body", 8.6)] * 5
+    assert salient_heading(cover) == "FORM 10-K — 3M COMPANY"
+    paper = [("arXiv preprint", 9.0), ("Attention Is All", 17.2), ("You Need", 17.2),
+             ("Ashish Vaswani", 10.0)] + [("body", 10.0)] * 5
+    assert salient_heading(paper) == "Attention Is All You Need"
+    same_size = [("Table of Contents", 10.0), ("Quarterly report", 10.0), ("body", 10.0)]
+    assert salient_heading(same_size) == "Quarterly report"
+    assert salient_heading([("Acme Corp", None), ("Q3 memo", None)], {"acme corp"}) == "Q3 memo"
+    pages = [f"Acme Corp\npage {n} text\nConfidential" for n in range(6)] + ["Acme Corp\nend"]
+    assert running_heads(pages) >= {"acme corp", "confidential"}
+    assert "page 1 text" not in running_heads(pages)
+    assert with_name_words("3M COMPANY", "/d/3M_2018_10K.pdf") == "3M 2018 10K — 3M COMPANY"
+    assert with_name_words("3M 2018 10-K", "/d/3M_2018_10K.pdf") == "3M 2018 10-K"
+    assert with_name_words("Art", "/d/issue-982.pdf", related_only=True) == "Art"
+    assert with_name_words("Memo", "/d/scan0001.pdf") == "Memo"
+    assert with_name_words("", "/d/Q3_board_minutes.pdf") == "Q3 board minutes"
+    assert [strip_heading_marks(t) for t in ["## Notes ##", "#hashtag", "plain"]] == ["Notes", "#hashtag", "plain"]
+
+
+def test_markdown_marks_are_not_part_of_titles(tmp_path):
+    (tmp_path / "notes.md").write_text("## Weekly notes\n\nsome text\n")
+    assert load_one(tmp_path / "notes.md", "text").title == "Weekly notes"
+    (tmp_path / "todo.txt").write_text("# Things to do #\n- one\n")
+    assert load_one(tmp_path / "todo.txt", "text").title == "Things to do"
 
 
 def test_pdf_loading_is_quiet(capfd):

@@ -1,4 +1,4 @@
-"""PDF files: the text of every page, with page offsets, and a title from the metadata.
+"""PDF files: the text of every page, with page offsets, and a title that says what it is.
 
 PDFium reads the text (:mod:`.pdf_pdfium`); pypdf (:mod:`.pdf_pypdf`) reads files PDFium refuses
 and pages whose glyphs PDFium cannot map to text. Pages come from an iterator, one at a time, so
@@ -7,39 +7,35 @@ that they could be handed on (to the chunker, the embedder) before the whole fil
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from c1.corpus.documents import Document, Skip
-from c1.corpus.loaders.common import file_name, first_line, read_bytes
+from c1.corpus.loaders.common import read_bytes
 from c1.corpus.loaders.registry import Format, Loaded, register
-
-# "report.doc", "C:\\work\\x.pdf", "10811.exe": a file name where a title should be
-_FILE_NAME_TITLE = re.compile(
-    r"\.(pdf|docx?|odt|rtf|txt|tex|dvi|ps|indd|pptx?|xlsx?|html?)$|^\S+\.[A-Za-z0-9]{2,4}$", re.I
-)
-_JUNK_TITLES = {"untitled", "title", "document", "untitled document", "no title", "slide 1",
-                "microsoft word", "pdf", "(anonymous)", "unknown"}
+from c1.corpus.loaders.pdf_pdfium import PageText
+from c1.corpus.loaders.titles import document_title
 
 
 def load_pdf(path: str) -> Loaded:
     data = read_bytes(path)
     if not data:
         raise Skip("empty file")
-    texts, warnings = [], []
+    texts, warnings, first_page = [], [], []
     with open_pdf(data) as pdf:
         if pdf.page_count == 0:
             raise Skip("PDF has no pages")
         metadata_title = pdf.title()
-        for text, warning in page_texts(pdf, data):
-            texts.append(text)
-            if warning:
-                warnings.append(warning)
+        for page in page_texts(pdf, data):
+            texts.append(page.text)
+            if page.warning:
+                warnings.append(page.warning)
+            if page.number == 1:
+                first_page = page.lines or [(line, None) for line in page.text.split("\n") if line.strip()]
     text, pages = _join_pages(texts)
     if not text.strip():
         raise Skip("no extractable text (scanned PDF?)")
-    title = _usable_title(metadata_title) or first_line(text) or file_name(path)
+    title = document_title(metadata_title, first_page, texts, path)
     return [Document(key=path, path=path, title=title, text=text, pages=pages)], warnings
 
 
@@ -61,8 +57,8 @@ def open_pdf(data: bytes):
         pdf.close()
 
 
-def page_texts(pdf, data: bytes) -> Iterator[tuple[str, str | None]]:
-    """(text, warning or None) of each page, in order. A PDFium page that draws glyphs it could
+def page_texts(pdf, data: bytes) -> Iterator[PageText]:
+    """Each page, in order. A PDFium page that draws glyphs it could
     not map to text, or that has right-to-left script, is read again by pypdf (see
     :func:`_prefer_pypdf`)."""
     from c1.corpus.loaders.pdf_pdfium import PdfiumPdf
@@ -73,16 +69,15 @@ def page_texts(pdf, data: bytes) -> Iterator[tuple[str, str | None]]:
         return
     understudy: PypdfPdf | None = None
     for page in pdf.pages():
-        text = page.text
         if page.lost_glyphs or page.right_to_left:
             try:
                 understudy = understudy or PypdfPdf(data)
                 other = understudy.page_text(page.number - 1)
-                if _prefer_pypdf(text, other, page.right_to_left):
-                    text = other
+                if _prefer_pypdf(page.text, other, page.right_to_left):
+                    page.text, page.lines = other, None
             except Exception:  # pypdf cannot read it either: PDFium's text stands
                 pass
-        yield text, None
+        yield page
 
 
 def _prefer_pypdf(pdfium_text: str, pypdf_text: str, right_to_left: bool) -> bool:
@@ -106,22 +101,6 @@ def _join_pages(texts: list[str]) -> tuple[str, list[tuple[int, int]]]:
         pages.append((offset, number))
         offset += len(text) + 2
     return "\n\n".join(texts), pages
-
-
-def _usable_title(title: str) -> str | None:
-    """The metadata title when it looks like a real title (not a file name, not a word
-    processor's placeholder)."""
-    lowered = title.lower()
-    if (
-        len(title) < 3
-        or lowered in _JUNK_TITLES
-        or lowered.startswith("microsoft word - ")
-        or _FILE_NAME_TITLE.search(title)
-        or "\ufffd" in title
-        or not any(ch.isalpha() for ch in title)
-    ):
-        return None
-    return title
 
 
 register(Format("pdf", (".pdf",), load_pdf))

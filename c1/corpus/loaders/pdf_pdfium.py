@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ LOCK = threading.RLock()
 
 _PASSWORD, _UNSUPPORTED_SECURITY = 4, 5  # FPDF_ERR_PASSWORD, FPDF_ERR_SECURITY
 _TRAILING_SPACE = re.compile(r"[ \t]+(?=\n)")
+_LINE = re.compile(r"[^\r\n]+")
 _RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")  # Hebrew, Arabic, Syriac...
 
 
@@ -38,6 +40,9 @@ class PageText:
     map that PDFium knows): another reader may do better."""
     right_to_left: bool = False
     """The page has Arabic or Hebrew text, which PDFium returns in visual order (reversed)."""
+    lines: list[tuple[str, float | None]] | None = None
+    """First page only: its first lines with their type size, to find its heading."""
+    warning: str | None = None
 
 
 class PdfiumPdf:
@@ -86,16 +91,38 @@ def _page_text(page, number: int) -> PageText:
     import pypdfium2.raw as raw
 
     textpage = page.get_textpage()
+    lines = None
     try:
         chars = textpage.count_chars()
         text = textpage.get_text_range() if chars > 0 else ""
         if len(text) == chars:  # one Python character per text-page character: positions agree
+            if number == 1:
+                lines = _sized_lines(textpage, text)
             text = join_rows(text, lambda start, count: _box(textpage, start, count))
     finally:
         textpage.close()
     objects = raw.FPDFPage_CountObjects(page)
     lost = objects > chars and _text_objects(page, objects) > chars
-    return PageText(number, normalize(text), lost, bool(_RIGHT_TO_LEFT.search(text)))
+    return PageText(number, normalize(text), lost, bool(_RIGHT_TO_LEFT.search(text)), lines)
+
+
+def _sized_lines(textpage, text: str, limit: int = 40) -> list[tuple[str, float | None]]:
+    """The first ``limit`` non-blank lines and the type size most of their characters have
+    (the height of their font box: the font size operand alone is often 1, scaled elsewhere)."""
+    import pypdfium2.raw as raw
+
+    out, box = [], raw.FS_RECTF()
+    for match in _LINE.finditer(text):
+        if not match.group().strip():
+            continue
+        heights: Counter = Counter()
+        for i in range(match.start(), match.end()):
+            if not text[i].isspace() and raw.FPDFText_GetLooseCharBox(textpage, i, box):
+                heights[round(box.top - box.bottom, 1)] += 1
+        out.append((normalize(match.group()), heights.most_common(1)[0][0] if heights else None))
+        if len(out) == limit:
+            break
+    return out
 
 
 def _box(textpage, start: int, count: int):

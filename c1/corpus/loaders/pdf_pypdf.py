@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from c1.corpus.documents import Skip
 from c1.corpus.loaders.common import clean, clip, one_line
+from c1.corpus.loaders.pdf_pdfium import PageText
 
 _quiet = False
 
@@ -62,13 +63,13 @@ class PypdfPdf:
         """Text of page ``index`` (from 0); raises what pypdf raises."""
         return clean(self.reader.pages[index].extract_text() or "").strip()
 
-    def pages(self) -> Iterator[tuple[str, str | None]]:
-        """(text, warning or None) for each page; a page that fails to extract is empty."""
+    def pages(self) -> Iterator[PageText]:
+        """Each page's text; a page that fails to extract is empty, with a warning."""
         for index in range(self.page_count):
             try:
-                yield self.page_text(index), None
+                yield PageText(index + 1, self.page_text(index))
             except Exception as exc:
-                yield "", f"page {index + 1}: no text extracted ({type(exc).__name__})"
+                yield PageText(index + 1, "", warning=f"page {index + 1}: no text extracted ({type(exc).__name__})")
 
     def close(self) -> None:
         pass

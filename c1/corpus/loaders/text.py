@@ -7,6 +7,7 @@ import re
 from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders.common import BOMS, SNIFF, clip, file_name, first_line, normalize_newlines, read_bytes
 from c1.corpus.loaders.registry import Format, Loaded, register
+from c1.corpus.loaders.titles import strip_heading_marks
 
 _ASCII = bytes(range(128))
 _ALLOWED_CONTROLS = set("\t\n\r\f\x1a")  # \x1a: the end-of-file mark of old DOS files
@@ -19,7 +20,7 @@ def load_text(path: str) -> Loaded:
     if not text.strip():
         raise Skip("no text (only whitespace)")
     title = _markdown_title(text) if path.lower().endswith((".md", ".markdown")) else None
-    title = title or first_line(text) or file_name(path)
+    title = title or strip_heading_marks(first_line(text)) or file_name(path)
     return [Document(key=path, path=path, title=title, text=text)], warnings
 
 
@@ -86,7 +87,7 @@ def _markdown_title(text: str) -> str | None:
             in_fence = not in_fence
         elif not in_fence and (match := _ATX_H1.match(line)):
             return clip(match.group(1))
-    return first_line("\n".join(lines[start:])) or None
+    return strip_heading_marks(first_line("\n".join(lines[start:]))) or None
 
 
 register(Format("text", (".txt", ".md", ".markdown", ".rst"), load_text))
