@@ -453,6 +453,33 @@ def test_legacy_windows_text_is_read_with_a_warning(tmp_path):
     assert warnings == ["not valid UTF-8: read as Windows-1252 text"]
 
 
+def test_utf8_text_with_a_few_bad_bytes_is_read_with_replacement_characters(tmp_path):
+    japanese = "東京のガス市場についての報告書です。\n" * 20
+    (tmp_path / "ja.txt").write_bytes(japanese.encode() + b"\xff\n")  # one bad byte
+    docs, warnings = load_with_warnings(Source(str(tmp_path / "ja.txt"), "text"))
+    assert docs[0].text.startswith(japanese[:30]) and docs[0].text.endswith("\ufffd\n")
+    assert warnings == ["not valid UTF-8 in 1 place: replaced by U+FFFD"]
+    # Western UTF-8 with a bad byte stays UTF-8 (not garbled "CafÃ©" from a Windows-1252 reading)
+    (tmp_path / "fr.txt").write_bytes("Café crème\n".encode() + b"\x81" + " naïve\n".encode())
+    docs, warnings = load_with_warnings(Source(str(tmp_path / "fr.txt"), "text"))
+    assert docs[0].text == "Café crème\n\ufffd naïve\n" and len(warnings) == 1
+    # plain ASCII with one byte that no encoding explains
+    (tmp_path / "log.txt").write_bytes(b"all quiet on the server\n" * 50 + b"\x81\n")
+    assert load_one(tmp_path / "log.txt", "text").text.endswith("server\n\ufffd\n")
+
+
+def test_scan_counts_unsupported_files_by_extension(tmp_path):
+    from c1.corpus.walk import scan
+
+    for name in ["a.txt", "b.ZIP", "c.zip", "tool.py", "Makefile", "sub/d.zip", ".hidden.zip", "7."]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    found = scan([str(tmp_path)], max_bytes=MB)
+    assert [Path(s.path).name for s in found.sources] == ["a.txt"]
+    assert found.unsupported == {".zip": 3, ".py": 1, "(no extension)": 2}  # "7." is no mail here
+    assert scan([str(tmp_path / "tool.py")], max_bytes=MB).unsupported == {}  # named: skipped instead
+
+
 def test_markdown_and_text_titles(tmp_path):
     md = "---\nlayout: post\n---\n\nIntro line\n\n```sh\n# not a title\n```\n# Real Title #\n"
     (tmp_path / "a.md").write_text(md)

@@ -32,6 +32,8 @@ def _summary(report) -> None:
     )
     if report.repaired:
         con.print("repaired the state left by an interrupted run")
+    if report.unsupported:
+        con.print(_unsupported_line(report.unsupported), soft_wrap=True, markup=False)
     if report.skipped:
         warn(f"{len(report.skipped)} file(s) skipped:")
         for item in report.skipped[:20]:
@@ -40,6 +42,13 @@ def _summary(report) -> None:
             con.print(f"  … and {len(report.skipped) - 20} more (see --json)")
     for item in report.warnings[:5]:
         warn(f"{item['path']}: {item['warning']}")
+
+
+def _unsupported_line(counts: dict[str, int]) -> str:
+    """``ignored 3 files of unsupported types: .docx 2, .epub 1`` (most common first)."""
+    total = sum(counts.values())
+    kinds = ", ".join(f"{ext} {n}" for ext, n in counts.items())
+    return f"ignored {total} file{'s' if total != 1 else ''} of unsupported types: {kinds}"
 
 
 class _progress_bar:

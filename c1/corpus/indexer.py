@@ -41,6 +41,8 @@ class IndexReport:
     deleted: int = 0
     unchanged: int = 0
     skipped: list[dict] = field(default_factory=list)
+    unsupported: dict[str, int] = field(default_factory=dict)
+    """Files of unsupported types inside the folders indexed, by extension."""
     warnings: list[dict] = field(default_factory=list)
     documents: int = 0
     chunks: int = 0
@@ -119,7 +121,7 @@ class Indexer:
 
     # entry point ------------------------------------------------------------------------
     def run(self, paths: list[str]) -> IndexReport:
-        from c1.corpus.walk import walk
+        from c1.corpus.walk import scan
 
         started = time.perf_counter()
         roots = [os.path.abspath(p) for p in paths]
@@ -134,8 +136,10 @@ class Indexer:
                 if store.manifest.get_meta("dirty") == "1":
                     self._reconcile(store)
                     report.repaired = True
-                sources, walk_skips = walk(roots, max_bytes=int(self.settings.max_file_mb * 1024 * 1024))
-                report.skipped.extend({"path": p, "reason": r} for p, r in walk_skips)
+                found = scan(roots, max_bytes=int(self.settings.max_file_mb * 1024 * 1024))
+                sources = found.sources
+                report.skipped.extend({"path": p, "reason": r} for p, r in found.skipped)
+                report.unsupported = dict(sorted(found.unsupported.items(), key=lambda kv: (-kv[1], kv[0])))
                 todo = self._classify(store, sources, report)
                 gone = self._vanished(store, roots, {s.path for s in sources})
                 store.manifest.set_meta("dirty", "1")

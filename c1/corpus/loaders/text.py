@@ -27,13 +27,16 @@ def load_text(path: str) -> Loaded:
 def decode_text(data: bytes) -> tuple[str, list[str]]:
     """Bytes of a text file -> (text with ``\\n`` newlines, warnings); raises Skip.
 
-    Strict UTF-8 first (a BOM, UTF-8 or UTF-16, is honoured). Bytes that are not UTF-8 get one
-    fallback, Windows-1252, and only when the result looks like Western text: it decodes without
-    undefined bytes, has (almost) no control characters and at most 30% non-ASCII bytes. Valid
-    UTF-8 is such a strong signal that bytes failing it and passing these checks are nearly
-    always legacy Windows/Latin-1 text (old notes, exports); rejecting them would lose content
-    that is searchable, and a wrong guess garbles only accented letters, never the ASCII words.
-    CJK legacy encodings fail the 30% check, binary data the control-character check.
+    Strict UTF-8 first (a BOM, UTF-8 or UTF-16, is honoured). Bytes that are not valid UTF-8:
+    - when the file has at least as many valid multi-byte UTF-8 characters as invalid spots, or
+      only one invalid spot in a thousand bytes that no other reading explains, it is UTF-8 with
+      a few bad bytes (a truncated copy, one corrupted byte): they become U+FFFD, with a warning;
+    - else one fallback, Windows-1252, when the result looks like Western text: it decodes
+      without undefined bytes, has (almost) no control characters and at most 30% non-ASCII
+      bytes. Valid UTF-8 is such a strong signal that bytes failing it and passing these checks
+      are nearly always legacy Windows/Latin-1 text (old notes, exports); rejecting them would
+      lose content that is searchable, and a wrong guess garbles only accented letters, never
+      the ASCII words. CJK legacy encodings fail the 30% check, binary data the control check.
     """
     if not data:
         raise Skip("empty file")
@@ -50,10 +53,25 @@ def decode_text(data: bytes) -> tuple[str, list[str]]:
         return normalize_newlines(data.decode("utf-8")), []
     except UnicodeDecodeError:
         pass
-    text = _decode_legacy(data)
-    if text is None:
-        raise Skip("not valid UTF-8 text")
-    return normalize_newlines(text), ["not valid UTF-8: read as Windows-1252 text"]
+    text = data.decode("utf-8", "replace")
+    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    multibyte = sum(1 for ch in text if ch > "\x7f") - bad
+    if multibyte >= bad:
+        return normalize_newlines(text), [_replaced(bad)]
+    legacy = _decode_legacy(data)
+    if legacy is not None:
+        return normalize_newlines(legacy), ["not valid UTF-8: read as Windows-1252 text"]
+    if bad <= max(1, len(data) // 1000) and _looks_like_text(text):
+        return normalize_newlines(text), [_replaced(bad)]
+    raise Skip("not valid UTF-8 text")
+
+
+def _replaced(bad: int) -> str:
+    return f"not valid UTF-8 in {bad} place{'s' if bad > 1 else ''}: replaced by U+FFFD"
+
+
+def _looks_like_text(text: str) -> bool:
+    return sum(1 for ch in text if ch < " " and ch not in _ALLOWED_CONTROLS) <= len(text) // 1000
 
 
 def _decode_legacy(data: bytes) -> str | None:
@@ -62,8 +80,7 @@ def _decode_legacy(data: bytes) -> str | None:
     except UnicodeDecodeError:  # bytes 0x81 0x8D 0x8F 0x90 0x9D are undefined in cp1252
         return None
     non_ascii = len(data.translate(None, _ASCII))
-    controls = sum(1 for ch in text if ch < " " and ch not in _ALLOWED_CONTROLS)
-    if non_ascii > 0.3 * len(data) or controls > len(text) // 1000:
+    if non_ascii > 0.3 * len(data) or not _looks_like_text(text):
         return None
     return text
 
