@@ -80,3 +80,37 @@ def capped(messages: list[str]) -> list[str]:
     if len(messages) <= MAX_WARNINGS:
         return messages
     return messages[:MAX_WARNINGS] + [f"... and {len(messages) - MAX_WARNINGS} more like these"]
+
+
+def join_pages(texts: list[str]) -> tuple[str, list[tuple[int, int]]]:
+    """Pages (slides, sheets, chapters) joined with a blank line, and where each starts: page n
+    starts where its text starts, and the separator after a page belongs to it, so every
+    character maps to exactly one page."""
+    pages, offset = [], 0
+    for number, text in enumerate(texts, 1):
+        pages.append((offset, number))
+        offset += len(text) + 2
+    return "\n\n".join(texts), pages
+
+
+def row_text(cells: list[str], headers: list[str] | None = None) -> str:
+    """One table row as a line: ``Region: West | Sales: 1,200`` with column headers, else
+    ``West | 1,200``; empty cells left out, a cell repeated by a merge written once."""
+    parts, previous = [], None
+    for i, cell in enumerate(cells):
+        cell = " ".join(str(cell).split())
+        if not cell or cell == previous:
+            previous = cell or previous
+            continue
+        previous = cell
+        header = headers[i] if headers and i < len(headers) else ""
+        parts.append(f"{header}: {cell}" if header and header != cell else cell)
+    return " | ".join(parts)
+
+
+def table_text(rows: list[list[str]]) -> str:
+    """A table's rows as lines; the first row's cells name the columns of the rows below it."""
+    if not rows:
+        return ""
+    headers = rows[0]
+    return "\n".join(filter(None, [row_text(headers)] + [row_text(r, headers) for r in rows[1:]]))

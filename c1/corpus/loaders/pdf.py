@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from c1.corpus.documents import Document, Skip
-from c1.corpus.loaders.common import read_bytes
+from c1.corpus.loaders.common import join_pages, read_bytes
 from c1.corpus.loaders.registry import Format, Loaded, register
 from c1.corpus.loaders.pdf_pdfium import PageText
 from c1.corpus.loaders.titles import document_title
@@ -32,7 +32,7 @@ def load_pdf(path: str) -> Loaded:
                 warnings.append(page.warning)
             if page.number == 1:
                 first_page = page.lines or [(line, None) for line in page.text.split("\n") if line.strip()]
-    text, pages = _join_pages(texts)
+    text, pages = join_pages(texts)
     if not text.strip():
         raise Skip("no extractable text (scanned PDF?)")
     title = document_title(metadata_title, first_page, texts, path)
@@ -91,16 +91,6 @@ def _prefer_pypdf(pdfium_text: str, pypdf_text: str, right_to_left: bool) -> boo
     visible = [ch for ch in pypdf_text if not ch.isspace()]
     missing = sum(1 for ch in visible if ch not in known)
     return missing > 0.25 * len(visible)
-
-
-def _join_pages(texts: list[str]) -> tuple[str, list[tuple[int, int]]]:
-    """Pages joined with a blank line; page n starts where its text starts, and the separator
-    after a page belongs to it, so every character maps to exactly one page."""
-    pages, offset = [], 0
-    for number, text in enumerate(texts, 1):
-        pages.append((offset, number))
-        offset += len(text) + 2
-    return "\n\n".join(texts), pages
 
 
 register(Format("pdf", (".pdf",), load_pdf))

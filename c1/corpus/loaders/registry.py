@@ -9,7 +9,6 @@ is one new module and nothing else.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,14 +30,16 @@ class Format:
     extra: str | None = None
     """The optional-dependency group that provides ``modules`` (``pip install 'c1[extra]'``)."""
     modules: tuple[str, ...] = ()
-    """Top-level modules the loader imports; when one is missing, files are skipped with a hint."""
+    """Modules the loader imports; when one cannot be imported, files are skipped with a hint."""
 
     def missing(self) -> str | None:
-        """The skip reason when a module this format needs is not installed, else None."""
+        """The skip reason when a module this format needs cannot be imported, else None."""
         for name in self.modules:
-            if importlib.util.find_spec(name) is None:
+            try:
+                importlib.import_module(name)
+            except ImportError:
                 what = self.extensions[0] if self.extensions else self.kind
-                return f"install c1[{self.extra}] to index {what} files"
+                return f"install c1[{self.extra}] to index {what} files" if self.extra else f"{name} is not installed"
         return None
 
 

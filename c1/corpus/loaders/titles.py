@@ -17,6 +17,7 @@ form: the boilerplate list is short and generic, and running heads are found per
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 
@@ -174,4 +175,4 @@ def document_title(metadata: str, first_page: list[Line], pages: list[str], path
     if metadata and not is_junk(metadata):
         return with_name_words(clip(metadata), path, related_only=True)
     title = salient_heading(first_page, running_heads(pages))
-    return with_name_words(title, path) or clip(first_page[0][0] if first_page else "") or path
+    return with_name_words(title, path) or clip(first_page[0][0] if first_page else "") or os.path.basename(path)
