@@ -79,7 +79,7 @@ def main_callback(
 # index ---------------------------------------------------------------------------------------
 @app.command()
 def index(
-    paths: Annotated[list[str], typer.Argument(help="Files and folders: txt, md, rst, html, pdf, eml, mbox, Maildir, jsonl.")],
+    paths: Annotated[list[str], typer.Argument(help="Files and folders: txt, md, rst, html, pdf, docx, pptx, xlsx, csv, odt, epub, rtf, eml, mbox, Maildir, jsonl, images.")],
     collection: Collection = None,
     home: Home = None,
     chroma_url: ChromaUrl = None,
@@ -87,6 +87,7 @@ def index(
     embed_model: EmbedModel = None,
     max_file_mb: Annotated[Optional[float], typer.Option("--max-file-mb", help="Skip files larger than this [default: 50].")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any file was skipped.")] = False,
+    ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
     json_out: Json = False,
     quiet: Quiet = False,
 ) -> None:
@@ -95,7 +96,7 @@ def index(
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url,
                          embed_model=embed_model, max_file_mb=max_file_mb)
-    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet)
+    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, ocr=ocr)
 
 
 # status --------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from c1.corpus.loaders.registry import extensions
+from c1.corpus.loaders.registry import extensions, needs_extra
 
 _NUMBERED_MESSAGE = re.compile(r"^\d+\.?$")
 _HEADER_LINE = re.compile(r"^([!-9;-~]+):")  # a field name is printable ASCII without ':'
@@ -117,7 +117,8 @@ class _Walker:
             self._add_file(path, kind)
         else:
             ext = os.path.splitext(path)[1]
-            self._skip(path, f"unsupported file type ({ext if len(ext) > 1 else 'no extension'})")
+            reason = needs_extra(ext.lower()) or f"unsupported file type ({ext if len(ext) > 1 else 'no extension'})"
+            self._skip(path, reason)
 
     def _walk_dir(self, path: str, ancestors: frozenset[str]) -> None:
         entries = self._enter_dir(path, ancestors)

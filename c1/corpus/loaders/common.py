@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import codecs
 import os
 import re
@@ -114,3 +115,10 @@ def table_text(rows: list[list[str]]) -> str:
         return ""
     headers = rows[0]
     return "\n".join(filter(None, [row_text(headers)] + [row_text(r, headers) for r in rows[1:]]))
+
+
+def run_first_at_exit(handler) -> None:
+    """(Re-)register ``handler`` so that it runs before every exit handler registered so far
+    (they run last-registered first): libraries keep registering theirs as they are used."""
+    atexit.unregister(handler)
+    atexit.register(handler)

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from c1.corpus.documents import Document, Skip
+from c1.corpus.loaders import ocr
 from c1.corpus.loaders.common import join_pages, read_bytes
 from c1.corpus.loaders.registry import Format, Loaded, register
 from c1.corpus.loaders.pdf_pdfium import PageText
@@ -21,22 +22,27 @@ def load_pdf(path: str) -> Loaded:
     data = read_bytes(path)
     if not data:
         raise Skip("empty file")
-    texts, warnings, first_page = [], [], []
+    texts, warnings, first_page, read_by_ocr = [], [], [], 0
     with open_pdf(data) as pdf:
         if pdf.page_count == 0:
             raise Skip("PDF has no pages")
         metadata_title = pdf.title()
-        for page in page_texts(pdf, data):
+        for page in page_texts(pdf, data, path):
             texts.append(page.text)
+            read_by_ocr += page.read_by_ocr
             if page.warning:
                 warnings.append(page.warning)
             if page.number == 1:
                 first_page = page.lines or [(line, None) for line in page.text.split("\n") if line.strip()]
     text, pages = join_pages(texts)
     if not text.strip():
-        raise Skip("no extractable text (scanned PDF?)")
+        if read_by_ocr:
+            raise Skip("no text, not even by OCR (pictures without words?)")
+        hint = "" if ocr.available() else f": install c1[{ocr.EXTRA}] to read it with OCR"
+        raise Skip(f"no extractable text (scanned PDF?){hint}")
     title = document_title(metadata_title, first_page, texts, path)
-    return [Document(key=path, path=path, title=title, text=text, pages=pages)], warnings
+    meta = {"ocr_pages": read_by_ocr} if read_by_ocr else {}
+    return [Document(key=path, path=path, title=title, text=text, pages=pages, meta=meta)], warnings
 
 
 @contextmanager
@@ -57,10 +63,11 @@ def open_pdf(data: bytes):
         pdf.close()
 
 
-def page_texts(pdf, data: bytes) -> Iterator[PageText]:
+def page_texts(pdf, data: bytes, path: str = "") -> Iterator[PageText]:
     """Each page, in order. A PDFium page that draws glyphs it could
     not map to text, or that has right-to-left script, is read again by pypdf (see
-    :func:`_prefer_pypdf`)."""
+    :func:`_prefer_pypdf`). A page rendered for OCR (a scan; every page under ``--ocr``) gets
+    the text OCR finds, when it finds any."""
     from c1.corpus.loaders.pdf_pdfium import PdfiumPdf
     from c1.corpus.loaders.pdf_pypdf import PypdfPdf
 
@@ -69,7 +76,12 @@ def page_texts(pdf, data: bytes) -> Iterator[PageText]:
         return
     understudy: PypdfPdf | None = None
     for page in pdf.pages():
-        if page.lost_glyphs or page.right_to_left:
+        if page.image is not None:
+            found = ocr.image_text(page.image, path=path, page=page.number, pages=pdf.page_count)
+            page.image, page.read_by_ocr = None, True
+            if found:
+                page.text, page.lines = found, None
+        elif page.lost_glyphs or page.right_to_left:
             try:
                 understudy = understudy or PypdfPdf(data)
                 other = understudy.page_text(page.number - 1)

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from c1.corpus.documents import Skip
-from c1.corpus.loaders.common import clean, clip
+from c1.corpus.loaders import ocr
+from c1.corpus.loaders.common import clean, clip, run_first_at_exit
 from c1.corpus.loaders.pdf_rows import join_rows
 
 LOCK = threading.RLock()
@@ -43,6 +44,9 @@ class PageText:
     lines: list[tuple[str, float | None]] | None = None
     """First page only: its first lines with their type size, to find its heading."""
     warning: str | None = None
+    image: object = None
+    """The page rendered (a PIL image) when it is to be read by OCR, else None."""
+    read_by_ocr: bool = False
 
 
 class PdfiumPdf:
@@ -78,13 +82,23 @@ class PdfiumPdf:
                 page = self.doc[index]
                 try:
                     result = _page_text(page, index + 1)
+                    if _ocr_wanted(page, result.text):
+                        result.image = page.render(scale=ocr.scale_for(*page.get_size())).to_pil()
                 finally:
                     page.close()
+                    run_first_at_exit(_hold_at_exit)  # after pypdfium2's, which it adds as used
             yield result
 
     def close(self) -> None:
         with LOCK:
             self.doc.close()
+
+
+def _hold_at_exit() -> None:
+    """Exit handler: wait for a PDFium call in flight on a loader thread (Ctrl-C while a PDF is
+    read) and let no other start. pypdfium2's own handlers close its objects and PDFium, and a
+    thread inside PDFium then crashes the process."""
+    LOCK.acquire()
 
 
 def _page_text(page, number: int) -> PageText:
@@ -104,6 +118,15 @@ def _page_text(page, number: int) -> PageText:
     objects = raw.FPDFPage_CountObjects(page)
     lost = objects > chars and _text_objects(page, objects) > chars
     return PageText(number, normalize(text), lost, bool(_RIGHT_TO_LEFT.search(text)), lines)
+
+
+def _ocr_wanted(page, text: str) -> bool:
+    """OCR for a page that draws something but has no text (a scan), or for every page when
+    forced; a blank page is left alone."""
+    import pypdfium2.raw as raw
+
+    has_text = any(ch.isalnum() for ch in text)
+    return ocr.wanted(has_text) and raw.FPDFPage_CountObjects(page) > 0
 
 
 def _sized_lines(textpage, text: str, limit: int = 40) -> list[tuple[str, float | None]]:

@@ -9,6 +9,7 @@ is one new module and nothing else.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,16 @@ class Format:
     """The optional-dependency group that provides ``modules`` (``pip install 'c1[extra]'``)."""
     modules: tuple[str, ...] = ()
     """Modules the loader imports; when one cannot be imported, files are skipped with a hint."""
+    walk_without_extra: bool = True
+    """False: without its modules, the folder walk passes these files by (they are counted with
+    the unsupported ones) instead of listing each as skipped — for kinds as common as images."""
+
+    def installed(self) -> bool:
+        """Are its modules there (found, not imported: cheap enough for every walk)?"""
+        try:
+            return all(importlib.util.find_spec(name) is not None for name in self.modules)
+        except ValueError:  # blocked: sys.modules[name] is None
+            return False
 
     def missing(self) -> str | None:
         """The skip reason when a module this format needs cannot be imported, else None."""
@@ -46,6 +57,7 @@ class Format:
 _FORMATS: dict[str, Format] = {}
 _EXTENSIONS: dict[str, str] = {}
 _discovered = False
+_walked: dict[str, str] | None = None
 
 
 def register(fmt: Format) -> Format:
@@ -57,6 +69,8 @@ def register(fmt: Format) -> Format:
             raise ValueError(f"extension {ext!r} claimed by {_EXTENSIONS[ext]!r} and {fmt.kind!r}")
         _EXTENSIONS[ext] = fmt.kind
     _FORMATS[fmt.kind] = fmt
+    global _walked
+    _walked = None
     return fmt
 
 
@@ -86,6 +100,20 @@ def format_of(kind: str) -> Format | None:
 
 
 def extensions() -> dict[str, str]:
-    """Extension (``".pdf"``) → kind, for every registered format (do not modify)."""
+    """Extension (``".pdf"``) → kind, for the formats the folder walk takes (do not modify)."""
+    global _walked
     _discover()
-    return _EXTENSIONS
+    if _walked is None:
+        _walked = {ext: kind for ext, kind in _EXTENSIONS.items()
+                   if _FORMATS[kind].walk_without_extra or _FORMATS[kind].installed()}
+    return _walked
+
+
+def needs_extra(extension: str) -> str | None:
+    """For an extension the walk passes by only because its format's extra is missing: the
+    skip reason that says what to install ("install c1[ocr] to index .png files")."""
+    _discover()
+    kind = _EXTENSIONS.get(extension)
+    if kind is None or extension in extensions():
+        return None
+    return f"install c1[{_FORMATS[kind].extra}] to index {extension} files"

@@ -166,13 +166,19 @@ def with_name_words(title: str, path: str, *, related_only: bool = False) -> str
     return clip(f"{words} — {title}")
 
 
+def _is_file_name(title: str, path: str) -> bool:
+    """The metadata title is the file's own name (as converters write it): it adds nothing."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return normal(title) in {normal(stem), normal(file_name_words(path))}
+
+
 def _token(text: str) -> str:
     return re.sub(r"\W", "", text).lower()
 
 
 def document_title(metadata: str, first_page: list[Line], pages: list[str], path: str) -> str:
     """The title of a long (paged) document; see the module's docstring."""
-    if metadata and not is_junk(metadata):
+    if metadata and not is_junk(metadata) and not _is_file_name(metadata, path):
         return with_name_words(clip(metadata), path, related_only=True)
     title = salient_heading(first_page, running_heads(pages))
     return with_name_words(title, path) or clip(first_page[0][0] if first_page else "") or os.path.basename(path)
