@@ -212,9 +212,9 @@ def main() -> int:
 
     from c1.config import Settings
     from c1.corpus.embedders import make_embedder
-    from textpool import shared_data
+    from textpool import shared_data_or_exit
 
-    data = shared_data()
+    data = shared_data_or_exit("pdf")
     docs = articles(args.articles)
     settings = Settings()
     embedder = make_embedder(settings.embed_url, settings.embed_model)

@@ -9,7 +9,8 @@ Engines, each run on every file in the same process, one after the other:
 - ``pypdf``: what c1 used before (``PdfReader(strict=False)``, empty-password decryption,
   ``extract_text()`` per page);
 - ``pdfium``: pypdfium2 alone (``get_text_range()`` per page);
-- ``c1``: the loader as it stands (``c1.corpus.loaders.load``): PDFium, pypdf where PDFium falls short.
+- ``c1``: the loader as it stands (``c1.corpus.loaders.load``): PDFium, pypdf where PDFium falls short
+  (OCR off, so that all three compare text extraction alone).
 
 Per engine: files read, pages, skips (files that gave no text or could not be opened), CPU
 seconds, page counts that match ``pypdf_sample_files/files.json``, and text agreement with pypdf:
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -31,17 +31,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+import textpool  # noqa: E402  (bench/ helpers)
 
 ENGINES = ("pypdf", "pdfium", "c1")
 _WORD = re.compile(r"\w+")
-
-
-def shared_data() -> Path:
-    explicit = os.environ.get("C1_SHARED_DATA")
-    path = Path(explicit) if explicit else REPO.parent / "shared" / "data"
-    if not (path / "pdf").is_dir():
-        sys.exit(f"shared data not found at {path} (set C1_SHARED_DATA)")
-    return path
 
 
 def pdf_files(data: Path, which: str) -> list[Path]:
@@ -70,13 +65,13 @@ def run_pypdf(data: bytes) -> list[str]:
 
 
 def run_pdfium(data: bytes) -> list[str]:
-    from c1.corpus.loaders.pdf_pdfium import PdfiumPdf
+    import pypdfium2 as pdfium
 
-    pdf = PdfiumPdf(data)
+    doc = pdfium.PdfDocument(data)
     try:
-        return [page.text for page in pdf.pages()]
+        return [doc[i].get_textpage().get_text_range() for i in range(len(doc))]
     finally:
-        pdf.close()
+        doc.close()
 
 
 def run_c1(path: Path) -> list[str]:
@@ -114,7 +109,10 @@ def main() -> int:
     parser.add_argument("--show", type=float, default=0.0, help="list files whose agreement with pypdf is below this")
     args = parser.parse_args()
 
-    data = shared_data()
+    from c1.corpus.loaders import ocr
+
+    ocr.set_mode("never")
+    data = textpool.shared_data_or_exit("pdf")
     files = pdf_files(data, args.set)
     expected = expected_pages(data)
     results: dict[str, dict[str, tuple]] = {e: {} for e in ENGINES}

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -28,19 +27,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+import textpool  # noqa: E402  (bench/ helpers)
 
 ENGINES = ("pypdf", "pdfium", "c1")
 _VALUE = re.compile(r"^\(?-?\$?\s?\(?\d[\d,]*(\.\d+)?\)?%?\)?$|^[—–-]$")
 _LETTERS = re.compile(r"[A-Za-z]{2}")
 _NOISE = re.compile(r"[\s.$…·]+")
-
-
-def shared_data() -> Path:
-    explicit = os.environ.get("C1_SHARED_DATA")
-    path = Path(explicit) if explicit else REPO.parent / "shared" / "data"
-    if not (path / "financebench").is_dir():
-        sys.exit(f"shared data not found at {path} (set C1_SHARED_DATA)")
-    return path
 
 
 def key(text: str) -> str:
@@ -172,7 +166,10 @@ def main() -> int:
     parser.add_argument("--show", type=int, default=0, help="print the missed rows of the N worst pages (c1)")
     parser.add_argument("--no-speed", action="store_true", help="skip the whole-file timings (pypdf takes minutes)")
     args = parser.parse_args()
-    root = shared_data() / "financebench"
+    from c1.corpus.loaders import ocr
+
+    ocr.set_mode("never")  # text extraction alone, as the other engines
+    root = textpool.shared_data_or_exit("financebench") / "financebench"
     evidence = []
     for line in open(root / "financebench_dev_18.jsonl", encoding="utf-8"):
         record = json.loads(line)

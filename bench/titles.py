@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -24,19 +23,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+import textpool  # noqa: E402  (bench/ helpers)
 
 _OLD_JUNK = {"untitled", "title", "document", "untitled document", "no title", "slide 1",
              "microsoft word", "pdf", "(anonymous)", "unknown"}
 _OLD_FILE_NAME = re.compile(
     r"\.(pdf|docx?|odt|rtf|txt|tex|dvi|ps|indd|pptx?|xlsx?|html?)$|^\S+\.[A-Za-z0-9]{2,4}$", re.I)
-
-
-def shared_data() -> Path:
-    explicit = os.environ.get("C1_SHARED_DATA")
-    path = Path(explicit) if explicit else REPO.parent / "shared" / "data"
-    if not (path / "pdf").is_dir():
-        sys.exit(f"shared data not found at {path} (set C1_SHARED_DATA)")
-    return path
 
 
 def old_title(metadata: str, text: str) -> str:
@@ -61,7 +55,7 @@ def main() -> int:
     from c1.corpus.loaders.titles import is_junk, name_words, normal
     from c1.corpus.walk import Source
 
-    data = shared_data()
+    data = textpool.shared_data_or_exit("pdf")
     sets = {
         "filings": sorted((data / "financebench" / "pdfs").glob("*.pdf")) + sorted((data / "sec").glob("*.pdf")),
         "shared PDFs": sorted((data / "pdf").rglob("*.pdf")),

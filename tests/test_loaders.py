@@ -295,10 +295,15 @@ def test_pdf_loading_from_threads_is_safe_and_deterministic():
 
 @pytest.fixture(scope="module")
 def filing():
-    """``filing(name)``: a FinanceBench filing loaded once for the module (hundreds of pages)."""
+    """``filing(name)``: a FinanceBench filing loaded once for the module (hundreds of pages),
+    without OCR (a chart page would cost seconds)."""
     import functools
 
-    return functools.cache(lambda name: load_one(data_dir("financebench", "pdfs", name), "pdf"))
+    from c1.corpus.loaders import ocr
+
+    ocr.set_mode("never")
+    yield functools.cache(lambda name: load_one(data_dir("financebench", "pdfs", name), "pdf"))
+    ocr.set_mode("auto")
 
 
 def test_statement_rows_keep_label_and_values_on_one_line(filing):

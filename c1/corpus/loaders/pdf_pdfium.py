@@ -83,7 +83,7 @@ class PdfiumPdf:
                 try:
                     result = _page_text(page, index + 1)
                     if _ocr_wanted(page, result.text):
-                        result.image = page.render(scale=ocr.scale_for(*page.get_size())).to_pil()
+                        result.image = _render(page)
                 finally:
                     page.close()
                     run_first_at_exit(_hold_at_exit)  # after pypdfium2's, which it adds as used
@@ -127,6 +127,15 @@ def _ocr_wanted(page, text: str) -> bool:
 
     has_text = any(ch.isalnum() for ch in text)
     return ocr.wanted(has_text) and raw.FPDFPage_CountObjects(page) > 0
+
+
+def _render(page):
+    """The page as a PIL image sized for OCR (a copy: the bitmap is freed here, under the lock)."""
+    bitmap = page.render(scale=ocr.scale_for(*page.get_size()))
+    try:
+        return bitmap.to_pil().convert("RGB")
+    finally:
+        bitmap.close()
 
 
 def _sized_lines(textpage, text: str, limit: int = 40) -> list[tuple[str, float | None]]:
