@@ -10,7 +10,8 @@ for PDF, real PDFs from shared/data) written as files of that format, indexed in
 with the real embedder, Chroma and tantivy; then the very same chunk texts embedded again by the
 same embedder instance, in batches of the same size. ``ratio`` = index chunks/s ÷ embedder
 chunks/s: what loading, chunking and the stores cost for that format (plain text is the
-reference). OCR: a scanned PDF made here from known text (pages/s of the loader alone, and
+reference); and the loaders' own CPU time per chunk, which a busy machine does not skew. OCR:
+a scanned PDF made here from known text (pages/s of the loader alone, and
 character accuracy), and how many of the 7 shared PDFs without a text layer now index.
 Prints a table and appends one JSON line to ``bench/out/formats.jsonl``. Not a test.
 """
@@ -149,6 +150,19 @@ WRITERS = {"txt": _txt, "docx": _docx, "pptx": _pptx, "xlsx": _xlsx, "csv": _csv
            "epub": _epub, "rtf": _rtf}
 
 
+def load_cpu_seconds(folder: Path) -> float:
+    """CPU seconds the loaders alone take on the folder's files (steady on a busy machine,
+    where wall-clock ratios swing)."""
+    from c1.corpus.loaders import load
+    from c1.corpus.walk import walk
+
+    sources, _ = walk([str(folder)], max_bytes=1 << 30)
+    t0 = time.process_time()
+    for source in sources:
+        load(source)
+    return time.process_time() - t0
+
+
 def index_and_compare(fmt: str, folder: Path, home: Path, embedder) -> dict:
     from c1.config import Settings
     from c1.corpus import indexer as ix
@@ -165,6 +179,7 @@ def index_and_compare(fmt: str, folder: Path, home: Path, embedder) -> dict:
     embed_only = time.perf_counter() - t0
     index_cps, embed_cps = report.chunks / report.seconds, len(texts) / embed_only
     return {"files": report.added, "chunks": report.chunks, "index_seconds": round(report.seconds, 2),
+            "load_cpu_ms_per_chunk": round(1000 * load_cpu_seconds(folder) / report.chunks, 2),
             "chunks_per_second": round(index_cps, 2), "embedder_chunks_per_second": round(embed_cps, 2),
             "ratio": round(index_cps / embed_cps, 3)}
 
@@ -194,8 +209,8 @@ def ocr_figures(data: Path, work: Path) -> dict:
     indexed = []
     for name in IMAGE_ONLY:
         try:
-            load(Source(str(data / "pdf" / name), "pdf"))
-            indexed.append(name)
+            if load(Source(str(data / "pdf" / name), "pdf")):
+                indexed.append(name)
         except Skip:
             pass
     return {"pages": len(pages), "seconds": round(seconds, 2), "pages_per_second": round(len(pages) / seconds, 3),
@@ -227,7 +242,8 @@ def main() -> int:
             results[fmt] = index_and_compare(fmt, work / "corpus" / fmt, work / "home", embedder)
             r = results[fmt]
             print(f"{fmt:5} {r['files']:>3} files {r['chunks']:>4} chunks  index {r['chunks_per_second']:6.2f}/s  "
-                  f"embedder {r['embedder_chunks_per_second']:6.2f}/s  ratio {r['ratio']:.3f}", flush=True)
+                  f"embedder {r['embedder_chunks_per_second']:6.2f}/s  ratio {r['ratio']:.3f}  "
+                  f"loading {r['load_cpu_ms_per_chunk']:.1f} ms CPU/chunk", flush=True)
         ocr = None if args.no_ocr else ocr_figures(data, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)

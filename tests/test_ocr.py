@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from c1.corpus.documents import Skip
-from c1.corpus.loaders import load, ocr
+from c1.corpus.loaders import load, load_with_warnings, ocr
 from c1.corpus.walk import Source
 
 pytest.importorskip("rapidocr", reason="the ocr extra: pip install 'c1[ocr]'")
@@ -76,9 +76,9 @@ def test_image_files_are_read_and_tiff_frames_are_pages(tmp_path):
     first.save(tmp_path / "fax.tif", save_all=True, append_images=[second])
     doc = load(Source(str(tmp_path / "fax.tif"), "image"))[0]
     assert [n for _, n in doc.pages] == [1, 2] and "warehouse" in doc.text.split("\n\n", 2)[-1]
-    Image.new("RGB", (400, 300), "white").save(tmp_path / "blank.jpg")
-    with pytest.raises(Skip, match="no text found"):
-        load(Source(str(tmp_path / "blank.jpg"), "image"))
+    Image.new("RGB", (400, 300), "white").save(tmp_path / "blank.jpg")  # indexed as nothing:
+    docs, warnings = load_with_warnings(Source(str(tmp_path / "blank.jpg"), "image"))  # not retried
+    assert (docs, warnings) == ([], ["no text found in the image (OCR)"])
     (tmp_path / "fake.png").write_text("not an image")
     with pytest.raises(Skip, match="not an image"):
         load(Source(str(tmp_path / "fake.png"), "image"))
@@ -130,11 +130,17 @@ def test_each_page_read_is_reported(scanned_pdf, monkeypatch):
 
 
 def test_index_reads_a_scanned_pdf_and_search_finds_it(scanned_pdf, run_c1):
+    blank = scanned_pdf.parent / "holiday.png"  # a picture without words: recorded, not retried
+    Image.new("RGB", (640, 480), "skyblue").save(blank)
     result = run_c1("index", scanned_pdf.parent, "--json")
     assert result.rc == 0, result.stderr
-    assert result.json()["added"] == 1
+    report = result.json()
+    assert (report["added"], report["skipped"], report["documents"]) == (2, [], 1)
+    assert report["warnings"] == [{"path": str(blank), "warning": "no text found in the image (OCR)"}]
     found = run_c1("search", "when is the next board meeting?", "--json", "-k", "1").json()
     assert found["documents"][0]["path"] == str(scanned_pdf)
+    again = run_c1("index", scanned_pdf.parent, "--json").json()
+    assert (again["unchanged"], again["chunks"], again["warnings"]) == (2, 0, [])
 
 
 def test_ctrl_c_during_ocr_exits_130_at_once(tmp_path, c1_popen):

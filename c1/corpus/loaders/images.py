@@ -32,8 +32,8 @@ def load_image(path: str) -> Loaded:
         raise Skip(f"image too large (over {MAX_PIXELS:,} pixels)") from None
     except OSError as exc:
         raise Skip(f"damaged image ({exc})") from None
-    if not any(t.strip() for t in texts):
-        raise Skip("no text found in the image (OCR)")
+    if not any(t.strip() for t in texts):  # a photo: nothing to index, and nothing to retry
+        return [], ["no text found in the image (OCR)"]
     text, pages = join_pages(texts)
     if len(texts) == 1:
         pages = None

@@ -36,8 +36,8 @@ def load_pdf(path: str) -> Loaded:
                 first_page = page.lines or [(line, None) for line in page.text.split("\n") if line.strip()]
     text, pages = join_pages(texts)
     if not text.strip():
-        if read_by_ocr:
-            raise Skip("no text, not even by OCR (pictures without words?)")
+        if read_by_ocr:  # pictures without words: nothing to index, and nothing to retry
+            return [], [f"no text, not even by OCR ({read_by_ocr} page{'s' if read_by_ocr > 1 else ''} read)"]
         hint = "" if ocr.available() else f": install c1[{ocr.EXTRA}] to read it with OCR"
         raise Skip(f"no extractable text (scanned PDF?){hint}")
     title = document_title(metadata_title, first_page, texts, path)
