@@ -37,7 +37,7 @@ _exiting = threading.Event()
 def available() -> bool:
     try:
         import rapidocr  # noqa: F401
-    except ImportError:
+    except Exception:  # not installed, or OpenCV / onnxruntime failed to load
         return False
     return True
 

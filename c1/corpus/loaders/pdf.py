@@ -1,8 +1,10 @@
 """PDF files: the text of every page, with page offsets, and a title that says what it is.
 
-PDFium reads the text (:mod:`.pdf_pdfium`); pypdf (:mod:`.pdf_pypdf`) reads files PDFium refuses
-and pages whose glyphs PDFium cannot map to text. Pages come from an iterator, one at a time, so
-that they could be handed on (to the chunker, the embedder) before the whole file is read.
+PDFium reads the text (:mod:`.pdf_pdfium`), statement rows kept whole (:mod:`.pdf_rows`); pypdf
+(:mod:`.pdf_pypdf`) reads files PDFium refuses and pages whose glyphs PDFium cannot map to text;
+OCR (:mod:`.ocr`) reads pages without a text layer. Pages come from an iterator, one at a time,
+so that they could be handed on (to the chunker, the embedder) before the whole file is read;
+only the title waits for the last page (running heads are found over all of them).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from contextlib import contextmanager
 from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders import ocr
 from c1.corpus.loaders.common import join_pages, read_bytes
-from c1.corpus.loaders.registry import Format, Loaded, register
 from c1.corpus.loaders.pdf_pdfium import PageText
+from c1.corpus.loaders.registry import Format, Loaded, register
 from c1.corpus.loaders.titles import document_title
 
 

@@ -48,9 +48,10 @@ class Format:
         for name in self.modules:
             try:
                 importlib.import_module(name)
-            except ImportError:
+            except Exception as exc:  # not installed, or a native library it needs is missing
                 what = self.extensions[0] if self.extensions else self.kind
-                return f"install c1[{self.extra}] to index {what} files" if self.extra else f"{name} is not installed"
+                hint = f"install c1[{self.extra}] to index {what} files" if self.extra else f"{name} is not installed"
+                return hint if isinstance(exc, ImportError) else f"{hint} ({name} failed to load: {type(exc).__name__})"
         return None
 
 
