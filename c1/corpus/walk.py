@@ -45,6 +45,8 @@ class Source:
 
 @dataclass
 class Walked:
+    """What :func:`scan` found."""
+
     sources: list[Source] = field(default_factory=list)
     """Sorted by path."""
     skipped: list[tuple[str, str]] = field(default_factory=list)

@@ -35,12 +35,16 @@ def load_xlsx(path: str) -> Loaded:
     try:
         sheets, warnings, budget = [], [], MAX_CELLS
         for sheet in book.worksheets:
-            cells = (sheet.max_row or 0) * (sheet.max_column or 0)
+            cells = (sheet.max_row or 0) * (sheet.max_column or 0)  # from its <dimension>: unread
             if cells > budget:
-                warnings.append(f"sheet {sheet.title!r} skipped: {cells:,} cells, over the {MAX_CELLS:,}-cell limit")
+                warnings.append(f"sheet {sheet.title!r} skipped: {cells:,} cells, over the "
+                                f"{MAX_CELLS:,}-cell limit" + (" (per file)" if cells <= MAX_CELLS else ""))
                 sheets.append("")
                 continue
             rows, budget = _rows(sheet.iter_rows(values_only=True), budget)
+            if budget < 0:  # a sheet larger than its <dimension> said
+                warnings.append(f"sheet {sheet.title!r} cut at the {MAX_CELLS:,}-cell limit")
+                budget = 0
             sheets.append(_sheet_text(sheet.title, rows))
         title = clean(book.properties.title or "")
     finally:
@@ -61,9 +65,11 @@ def load_csv(path: str) -> Loaded:
     except csv.Error:
         dialect = csv.excel_tab if path.lower().endswith(".tsv") else csv.excel
     try:
-        rows, _ = _rows(csv.reader(io.StringIO(text), dialect), MAX_CELLS)
+        rows, left = _rows(csv.reader(io.StringIO(text), dialect), MAX_CELLS)
     except csv.Error as exc:
         raise Skip(f"not a readable CSV file ({exc})") from None
+    if left < 0:
+        warnings.append(f"cut at the {MAX_CELLS:,}-cell limit")
     body = _sheet_text("", rows)
     if not body:
         raise Skip("no text (no cells)")
@@ -71,16 +77,17 @@ def load_csv(path: str) -> Loaded:
 
 
 def _rows(rows, budget: int) -> tuple[list[list[str]], int]:
-    """Non-empty rows as lists of cell strings, until ``budget`` cells are spent."""
+    """Non-empty rows as lists of cell strings, and the cells left of ``budget`` (-1: the rows
+    were cut when it ran out)."""
     out = []
     for row in rows:
         budget -= len(row)
         if budget < 0:
-            break
+            return out, -1
         cells = [_cell(value) for value in row]
         if any(cells):
             out.append(cells)
-    return out, max(budget, 0)
+    return out, budget
 
 
 def _cell(value) -> str:
