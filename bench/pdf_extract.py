@@ -61,7 +61,7 @@ def run_pypdf(data: bytes) -> list[str]:
     from c1.corpus.loaders.pdf_pypdf import PypdfPdf
 
     pdf = PypdfPdf(data)
-    return [text for text, _ in pdf.pages()]
+    return [page.text for page in pdf.pages()]
 
 
 def run_pdfium(data: bytes) -> list[str]:
