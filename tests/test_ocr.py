@@ -111,8 +111,7 @@ def test_without_the_extra(tmp_path, run_c1):
     folder.mkdir()
     (folder / "notes.txt").write_text("The warehouse opens in May.\n")
     page_image(PAGES[0]).save(folder / "scan.png")
-    # "pip install 'c1[ocr]'": console.error renders markup until issue 11's escaping lands
-    run_c1("index", folder, "--ocr", env=env).assert_one_line_error(2, "--ocr needs the OCR engine: pip install 'c1")
+    run_c1("index", folder, "--ocr", env=env).assert_one_line_error(2, "--ocr needs the OCR engine: pip install 'c1[ocr]'")
     result = run_c1("index", folder, "--json", env=env)
     assert result.rc == 0, result.stderr
     report = result.json()
