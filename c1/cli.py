@@ -110,7 +110,7 @@ def main_callback(
 # index ---------------------------------------------------------------------------------------
 @app.command()
 def index(
-    paths: Annotated[list[str], typer.Argument(help="Files and folders: txt, md, rst, html, pdf, eml, mbox, Maildir, jsonl.")],
+    paths: Annotated[list[str], typer.Argument(help="Files and folders: txt, md, rst, html, pdf, docx, pptx, xlsx, csv, odt, epub, rtf, eml, mbox, Maildir, jsonl, images.")],
     collection: Collection = None,
     home: Home = None,
     chroma_url: ChromaUrl = None,
@@ -119,6 +119,7 @@ def index(
     max_file_mb: Annotated[Optional[float], typer.Option("--max-file-mb", help="Skip files larger than this [default: 50].")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any file was skipped.")] = False,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store).")] = False,
+    ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
     json_out: Json = False,
     quiet: Quiet = False,
 ) -> None:
@@ -129,7 +130,7 @@ def index(
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url,
                          embed_model=embed_model, max_file_mb=max_file_mb)
-    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild)
+    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild, ocr=ocr)
 
 
 # status --------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ _c1() {
                 --max-file-mb) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --max-file-mb --strict --rebuild --json -q --quiet --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --max-file-mb --strict --rebuild --ocr --json -q --quiet --help" -- "$cur") )
             else
                 compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") )
             fi ;;

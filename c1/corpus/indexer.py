@@ -49,6 +49,8 @@ class IndexReport:
     deleted: int = 0
     unchanged: int = 0
     skipped: list[dict] = field(default_factory=list)
+    unsupported: dict[str, int] = field(default_factory=dict)
+    """Files of unsupported types inside the folders indexed, by extension."""
     warnings: list[dict] = field(default_factory=list)
     documents: int = 0
     chunks: int = 0
@@ -135,7 +137,7 @@ class Indexer:
     def run(self, paths: list[str], rebuild: bool = False) -> IndexReport:
         """Index ``paths``. ``rebuild``: first re-create Chroma's vectors and the lexical index from the
         manifest, whatever their state."""
-        from c1.corpus.walk import walk
+        from c1.corpus.walk import scan
 
         started = time.perf_counter()
         roots = [os.path.abspath(p) for p in paths]
@@ -149,8 +151,10 @@ class Indexer:
                     self._reconcile(store, rebuild)
                     report.repaired = True
                 present = [r for r in roots if os.path.exists(r)]
-                sources, walk_skips = walk(present, max_bytes=int(self.settings.max_file_mb * 1024 * 1024))
-                report.skipped.extend({"path": p, "reason": r} for p, r in walk_skips)
+                found = scan(present, max_bytes=int(self.settings.max_file_mb * 1024 * 1024))
+                sources = found.sources
+                report.skipped.extend({"path": p, "reason": r} for p, r in found.skipped)
+                report.unsupported = dict(sorted(found.unsupported.items(), key=lambda kv: (-kv[1], kv[0])))
                 todo = self._classify(store, sources, report)
                 gone = self._vanished(store, roots, {s.path for s in sources})
                 store.manifest.set_meta("dirty", "1")
