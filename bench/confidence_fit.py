@@ -28,8 +28,23 @@ sys.path.insert(0, str(REPO))
 from bench.multihop import OUT, open_pool, tuning_half  # noqa: E402
 
 
-def collect(dataset: str, home: Path, weights: dict | None, bias: float | None, k: int) -> list[dict]:
-    """One row per (question, document held at the end of the run): features, gold, half."""
+def nonsense(questions: list[str], n: int, seed: int = 0) -> list[str]:
+    """``n`` questions that no document supports: three to five content words of the set's questions
+    drawn at random (seeded), as in "quantum sourdough starters Mars" — every word is in the corpus,
+    the combination in no document."""
+    import random
+
+    from c1.agent.corpus import content_terms
+
+    vocab = sorted({t for q in questions for t in content_terms(q) if t.isalpha() and len(t) > 3})
+    rng = random.Random(seed)
+    return [" ".join(rng.sample(vocab, rng.randint(3, 5))) for _ in range(n)]
+
+
+def collect(dataset: str, home: Path, weights: dict | None, bias: float | None, k: int,
+            n_nonsense: int = 0) -> list[dict]:
+    """One row per (question, document held at the end of the run): features, gold, half. Nonsense
+    questions (``nonsense``) come after the set's own, every document they get non-gold."""
     from c1.agent import evidence
     from c1.agent.policies.builtin import BuiltinPolicy
     from c1.agent.search import run_search
@@ -40,7 +55,11 @@ def collect(dataset: str, home: Path, weights: dict | None, bias: float | None, 
     if bias is not None:
         evidence.BIAS = bias
     try:
-        for i, q in enumerate(ds.questions):
+        from c1.eval.datasets import Question
+
+        extra = [Question(f"nonsense-{j}", text, (), ()) for j, text in
+                 enumerate(nonsense([q.question for q in ds.questions], n_nonsense))]
+        for i, q in enumerate(ds.questions + extra):
             held: list = []
 
             def make(v):
@@ -55,8 +74,10 @@ def collect(dataset: str, home: Path, weights: dict | None, bias: float | None, 
             order = ranking.order()
             for d, f in ranking.features.items():
                 doc = corpus.doc(d)
-                rows.append({"dataset": dataset, "q": i, "tune": tuning_half(dataset, i), "rank": order.index(d) + 1,
-                             "gold": (doc.source_id if doc else d) in q.gold, "n_gold": len(q.gold), **f})
+                rows.append({"dataset": dataset, "q": i, "tune": tuning_half(dataset, i) if i < len(ds.questions) else i % 2 == 0,
+                             "rank": order.index(d) + 1, "nonsense": i >= len(ds.questions),
+                             "gold": (doc.source_id if doc else d) in q.gold, "n_gold": len(q.gold),
+                             "title": doc.source_id if doc else d, **f})
     finally:
         evidence.BIAS = old_bias
         corpus.close()
@@ -160,6 +181,8 @@ def top_k_quality(rows: list[dict], weights: dict, k: int) -> float:
         top = sorted(g, key=lambda r: -sum(weights[f] * r[f] for f in weights))[:k]
         got = sum(r["gold"] for r in top)
         n = g[0]["n_gold"]
+        if not n:  # a nonsense question: nothing to rank
+            continue
         per.setdefault(ds, []).append(float(got == n) + 0.5 * got / n)
     return sum(sum(v) / len(v) for v in per.values()) / len(per)
 
@@ -183,11 +206,15 @@ def search_weights(rows: list[dict], start: dict, features: tuple[str, ...], k: 
     return best
 
 
-def platt(rows: list[dict], weights: dict) -> tuple[float, float]:
-    """Scale and bias mapping the ranking score to a calibrated probability (1-D logistic regression)."""
-    rows2 = [{"dataset": r["dataset"], "gold": r["gold"], "score": sum(weights[f] * r[f] for f in weights)} for r in rows]
-    bias, w = fit(rows2, ("score",), l2=0.0)
-    return w["score"], bias
+def platt(rows: list[dict], weights: dict) -> tuple[float, float, float]:
+    """Scale, bias and the weight of ``support`` (how well the best document held covers the question:
+    the same for all documents of a question, so it moves the confidence of all of them and none of
+    their order) mapping the ranking score to a calibrated probability (logistic regression on two
+    inputs)."""
+    rows2 = [{"dataset": r["dataset"], "gold": r["gold"], "support": r["support"],
+              "score": sum(weights[f] * r[f] for f in weights if f != "support")} for r in rows]
+    bias, w = fit(rows2, ("score", "support"), l2=0.0)
+    return w["score"], bias, w["support"]
 
 
 def log_loss(rows: list[dict], bias: float, weights: dict) -> float:
@@ -209,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--rows", type=Path, default=OUT / "confidence_rows.jsonl")
     ap.add_argument("--pointwise", action="store_true", help="one logistic regression over all rows (calibration only)")
+    ap.add_argument("--nonsense", type=int, default=50, help="unsupported questions added to each set (see nonsense())")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="keep the ranking weights, fit only their scale and the bias (a 1-D logistic regression)")
     ap.add_argument("--search", action="store_true",
                     help="search the ranking weights for top-k quality (coordinate ascent), then calibrate their scale")
     ap.add_argument("--features", default="sim,anchor,named,rare,link,back,bridge",
@@ -218,23 +248,29 @@ def main(argv: list[str] | None = None) -> int:
 
     weights, bias = dict(evidence.WEIGHTS), evidence.BIAS
     for n in range(args.rounds):
-        rows = [r for ds in ("hotpotqa", "musique") for r in collect(ds, args.home, weights, bias, args.k)]
+        rows = [r for ds in ("hotpotqa", "musique") for r in collect(ds, args.home, weights, bias, args.k, args.nonsense)]
         tune = [r for r in rows if r["tune"]]
         held = [r for r in rows if not r["tune"]]
-        if args.search:
+        if args.calibrate:
+            scale, new_bias, w_support = platt(tune, weights)
+            new_weights = {f: scale * weights[f] for f in evidence.FEATURES}
+            new_weights["support"] = w_support
+        elif args.search:
             print(f"  top-{args.k} measure with the weights in use: tune {top_k_quality(tune, weights, args.k):.4f}, "
                   f"held-out {top_k_quality(held, weights, args.k):.4f}")
             ranking = search_weights(tune, weights, args.features, args.k)
             print(f"  top-{args.k} measure with the searched weights: tune {top_k_quality(tune, ranking, args.k):.4f}, "
                   f"held-out {top_k_quality(held, ranking, args.k):.4f}")
-            scale, new_bias = platt(tune, ranking)
+            scale, new_bias, w_support = platt(tune, ranking)
             new_weights = {f: scale * ranking[f] for f in evidence.FEATURES}
+            new_weights["support"] = w_support
         elif args.pointwise:
             new_bias, new_weights = fit(tune, evidence.FEATURES, args.l2)
         else:
             ranking = fit_ranking(tune, args.features, args.l2)
-            scale, new_bias = platt(tune, ranking)
+            scale, new_bias, w_support = platt(tune, ranking)
             new_weights = {f: scale * ranking.get(f, 0.0) for f in evidence.FEATURES}
+            new_weights["support"] = w_support
             for f in evidence.FEATURES:  # features the tuning sets never show take the weight of a name
                 if f not in args.features:
                     new_weights[f] = new_weights["named"]

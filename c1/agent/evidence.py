@@ -43,12 +43,21 @@ from c1.agent.corpus import STOPWORDS, content_terms
 from c1.agent.policies import text as tx
 from c1.corpus.lexical import stems
 
-FEATURES = ("sim", "anchor", "named", "rare", "phrase", "identity", "link", "back", "bridge", "miss")
-WEIGHTS = {"sim": 1.70, "anchor": 0.34, "named": 4.76, "rare": 0.0, "phrase": 4.76, "identity": 1.70, "link": 2.72,
-           "back": 0.17, "bridge": 0.57, "miss": -1.5}
-BIAS = -4.65
-FLOOR = 0.0
+FEATURES = ("sim", "anchor", "named", "rare", "phrase", "identity", "link", "back", "bridge", "miss", "support")
+WEIGHTS = {"sim": 1.48, "anchor": 0.29, "named": 4.14, "rare": 0.0, "phrase": 4.14, "identity": 1.48, "link": 2.36,
+           "back": 0.16, "bridge": 0.50, "miss": -1.31, "support": 1.62}
+BIAS = -5.26
+FLOOR = 0.02
 """Documents with a lower confidence are not returned."""
+SUPPORTED_SIM = 0.45
+UNSUPPORTED_MAX = 2
+"""A question is unsupported when no document held is closer to it than ``SUPPORTED_SIM`` and none
+is named by it, holds a phrase it quotes or all its rare terms: at most ``UNSUPPORTED_MAX``
+documents are returned for it. Random word combinations ("quantum sourdough starters Mars") reach a
+best similarity of 0.44-0.46 at the 90th percentile on the pooled sets, their real questions 0.48
+at the 5th (bench/confidence_fit.py rows)."""
+PIVOT_SIM = (0.25, 0.55)
+"""A pivot's similarity to the question from which its links count nothing, and fully."""
 BRIDGES_PER_PIVOT = 3
 BRIDGE_RANK = (1.0, 0.6, 0.4)
 RARE_MIN = 3
@@ -86,6 +95,11 @@ class Ranking:
 
     def confidence(self, doc_id: str) -> float:
         return logistic(self.scores[doc_id])
+
+    def supported(self) -> bool:
+        """Whether anything held supports the question (see ``SUPPORTED_SIM``)."""
+        return any(f["sim"] >= SUPPORTED_SIM or f["named"] >= 1.0 or f["phrase"] or f["rare"] >= 1.0
+                   for f in self.features.values())
 
     def order(self) -> list[str]:
         return sorted(self.scores, key=lambda d: -self.scores[d])
@@ -201,12 +215,23 @@ class Ranker:
             feats[d] = {
                 "sim": max((qsim.get(c, 0.0) for c, _ in view.chunks), default=0.0),
                 "anchor": 1.0 / math.sqrt(rank) if rank else 0.0,
-                "named": float(self._named(titles[d])),
+                "named": self._named(titles[d]),
                 "rare": self._rare(d, f"{raw[d]} {texts[d]}"),
                 "phrase": float(any(f" {p} " in norms[d] for p in asked.phrases)),
                 "identity": identity.get(d, 0.0),
                 "link": 0.0, "back": 0.0, "bridge": 0.0, "miss": 0.0,
             }
+        by_title: dict[str, list[str]] = {}
+        for d in docs:
+            if feats[d]["named"]:
+                by_title.setdefault(tx.strip_article(titles[d]), []).append(d)
+        for same in by_title.values():  # "The Deep Blue Sea" names the play and two films: the closest fully
+            same.sort(key=lambda d: -feats[d]["sim"])
+            for d in same[1:]:
+                feats[d]["named"] = 0.5
+        support = max((f["sim"] for f in feats.values()), default=0.0)
+        for f in feats.values():
+            f["support"] = support
         first = {d: self.score(f) for d, f in feats.items()}
         order = sorted(docs, key=lambda d: -first[d])
         linkable = {d: t for d, t in titles.items() if _mentions_ok(t) and not self.common(t)}
@@ -217,7 +242,7 @@ class Ranker:
             for d in docs:
                 feats[d]["link"] = feats[d]["back"] = feats[d]["bridge"] = 0.0
             for i, p in enumerate(pivots):
-                strength = 1.0 if feats[p]["named"] or i == 0 else 0.6
+                strength = (1.0 if feats[p]["named"] or i == 0 else 0.6) * self._quality(feats[p])
                 sents = [u for c, t in docs[p].chunks for u in self.units(c, t)]
                 top_rel = max((r for _, r in sents), default=0) or 1
                 if p not in bridges:
@@ -250,19 +275,43 @@ class Ranker:
             pivots += lifted
         return Ranking(scores, feats, pivots, bridges)
 
-    def _named(self, title: str) -> bool:
+    @staticmethod
+    def _quality(f: dict[str, float]) -> float:
+        """How far a pivot's links and bridges can be trusted: a document the question names fully, else
+        by its own similarity to the question (nothing under ``PIVOT_SIM[0]``, fully from ``PIVOT_SIM[1]``):
+        a nonsense question's best match leads nowhere."""
+        if f["named"] >= 1.0 or f["phrase"]:
+            return 1.0
+        low, high = PIVOT_SIM
+        return min(1.0, max(0.0, (f["sim"] - low) / (high - low)))
+
+    def _named(self, title: str) -> float:
         """The question names the document: its (cleaned) title is one of the question's names, or a
-        title of several words that the question writes with a capital."""
+        title of several words that the question writes with a capital (half when the title is only a
+        part of a longer name the question gives: "Lynn Turner" in "Joe Lynn Turner")."""
         if not title:
-            return False
-        if tx.strip_article(title) in self.asked.entities:
-            return True
+            return 0.0
+        bare = tx.strip_article(title)
+        if bare in self.asked.entities:
+            return 1.0
         if " " not in title or f" {title} " not in self.asked.norm:
-            return False
+            return 0.0
         pattern = r"\W+".join(re.escape(w) for w in title.split())
         folded = _fold(self.asked.text)
         m = re.search(pattern, folded, re.IGNORECASE)
-        return bool(m) and any(ch.isupper() for ch in folded[m.start():m.end()])
+        if not m or not any(ch.isupper() for ch in folded[m.start():m.end()]):
+            return 0.0
+        longer = any(f" {bare} " in f" {e} " and e != bare for e in self.asked.entities)
+        return 0.5 if longer else 1.0
+
+    def _coverage(self, doc_key: str, text: str) -> float:
+        """The share of the question's terms, weighted by their rarity, that ``text`` holds."""
+        weights = self.asked.weights
+        total = sum(weights.values())
+        if not total:
+            return 0.0
+        have = self._stems(doc_key, text)
+        return sum(w for t, w in weights.items() if self._stem[t] in have) / total
 
     def _rare(self, doc_key: str, text: str) -> float:
         rare = self.asked.rare

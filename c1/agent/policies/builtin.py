@@ -272,8 +272,10 @@ class BuiltinPolicy:
                     break
                 top.remove(removable[0])
                 top.append(d)
-        top = [d for d in top if self._ranking.confidence(d) >= self.floor]
-        return sorted(top, key=lambda d: -self._scores[d])
+        top = sorted((d for d in top if self._ranking.confidence(d) >= self.floor), key=lambda d: -self._scores[d])
+        if self.floor and not self._ranking.supported():
+            top = top[: evd.UNSUPPORTED_MAX]
+        return top
 
     def _evidenced(self, doc_id: str) -> bool:
         """Something beyond similarity says the document belongs: the question names it, a pivot
