@@ -3,10 +3,14 @@
 
 The built-in policy scores each document it holds with a logit ``BIAS + Σ w_f × f`` over the
 features of c1/agent/evidence.py, and reports its logistic as a confidence. This script runs the
-policy (with the weights in use, or ``--weights``) on the tuning halves of the shared HotpotQA and
-MuSiQue sets (bench/multihop.py's halves), takes every document each run held at its end — gold
-or not — with its features, and fits the weights by L2-regularised logistic regression (Newton's
-method; one row per document, questions of both sets pooled with equal total weight per set).
+policy (with the weights in use) on three kinds of questions — the shared HotpotQA and MuSiQue
+sets pooled (bench/multihop.py's halves), and the known-item questions on mail and filings
+(bench/known_item.py, even positions tune) — plus, for each set, 50 unsupported questions made of
+random words of its questions (``nonsense``), and takes every document each run held at its end,
+gold or not, with its features. Then, by default (``--calibrate``), it keeps the ranking weights
+and fits their common scale, the weight of ``support`` and the bias by logistic regression
+(questions of each set together weigh the same); ``--search`` first searches the ranking weights
+for top-k quality (coordinate ascent), ``--pointwise`` fits every weight by logistic regression.
 It prints the weights to put in ``evidence.WEIGHTS``/``BIAS`` and the log loss on both halves.
 Held-out questions are never used for fitting.
 
@@ -44,22 +48,56 @@ def nonsense(questions: list[str], n: int, seed: int = 0) -> list[str]:
 def collect(dataset: str, home: Path, weights: dict | None, bias: float | None, k: int,
             n_nonsense: int = 0) -> list[dict]:
     """One row per (question, document held at the end of the run): features, gold, half. Nonsense
-    questions (``nonsense``) come after the set's own, every document they get non-gold."""
+    questions (``nonsense``) come after the set's own, every document they get non-gold.
+
+    ``dataset``: ``hotpotqa`` or ``musique`` (pooled, in ``home``), or ``known``: bench/known_item.py's
+    questions on its mixed folder (gold: the target message and its copies, or the filing of a page)."""
+    import os
+
+    from c1.eval.datasets import Question
+
+    if dataset == "known":
+        from bench import known_item
+        from c1.agent.corpus import Corpus
+        from c1.config import load_settings
+
+        known_item.build(known_item.OUT / "mixed_home")
+        settings = load_settings().with_flags(home=str(known_item.OUT / "mixed_home"),
+                                              collection=known_item.COLLECTION, max_docs=k)
+        corpus = Corpus(settings)
+        its = known_item.items(corpus, known_item.KINDS, 60, known_item.OUT / "known_items.json")
+        questions = [Question(str(i), it.question, (), tuple(g.split("#p")[0] for g in it.gold)) for i, it in enumerate(its)]
+        halves = [i % 2 == 0 for i in range(len(questions))]
+
+        def is_gold(doc, q) -> bool:
+            return doc.doc_id in q.gold or os.path.basename(doc.path) in q.gold
+    else:
+        ds, settings, corpus = open_pool(dataset, home, max_docs=k)
+        questions = ds.questions
+        halves = [tuning_half(dataset, i) for i in range(len(questions))]
+
+        def is_gold(doc, q) -> bool:
+            return doc.source_id in q.gold
+    extra = [Question(f"nonsense-{j}", text, (), ()) for j, text in
+             enumerate(nonsense([q.question for q in questions], n_nonsense))]
+    try:
+        return _rows(dataset, corpus, settings, questions + extra, halves + [j % 2 == 0 for j in range(len(extra))],
+                     len(questions), is_gold, weights, bias, k)
+    finally:
+        corpus.close()
+
+
+def _rows(dataset, corpus, settings, questions, halves, n_real, is_gold, weights, bias, k) -> list[dict]:
     from c1.agent import evidence
     from c1.agent.policies.builtin import BuiltinPolicy
     from c1.agent.search import run_search
 
-    ds, settings, corpus = open_pool(dataset, home, max_docs=k)
     rows = []
     old_bias = evidence.BIAS
     if bias is not None:
         evidence.BIAS = bias
     try:
-        from c1.eval.datasets import Question
-
-        extra = [Question(f"nonsense-{j}", text, (), ()) for j, text in
-                 enumerate(nonsense([q.question for q in ds.questions], n_nonsense))]
-        for i, q in enumerate(ds.questions + extra):
+        for i, q in enumerate(questions):
             held: list = []
 
             def make(v):
@@ -74,13 +112,11 @@ def collect(dataset: str, home: Path, weights: dict | None, bias: float | None, 
             order = ranking.order()
             for d, f in ranking.features.items():
                 doc = corpus.doc(d)
-                rows.append({"dataset": dataset, "q": i, "tune": tuning_half(dataset, i) if i < len(ds.questions) else i % 2 == 0,
-                             "rank": order.index(d) + 1, "nonsense": i >= len(ds.questions),
-                             "gold": (doc.source_id if doc else d) in q.gold, "n_gold": len(q.gold),
-                             "title": doc.source_id if doc else d, **f})
+                rows.append({"dataset": dataset, "q": i, "tune": halves[i], "rank": order.index(d) + 1,
+                             "nonsense": i >= n_real, "gold": bool(doc) and is_gold(doc, q), "n_gold": len(q.gold),
+                             "title": (doc.source_id or doc.title) if doc else d, **f})
     finally:
         evidence.BIAS = old_bias
-        corpus.close()
     return rows
 
 
@@ -172,7 +208,8 @@ def fit_ranking(rows: list[dict], features: tuple[str, ...], l2: float = 1.0, it
 
 def top_k_quality(rows: list[dict], weights: dict, k: int) -> float:
     """Re-ranked offline by ``weights``: the mean over datasets of full recall at k plus half the
-    recall at k (what the policy is tuned for; gate, kept names and pivots are left out)."""
+    recall at k (known items: the target first, plus half for the target in the top k) — what the
+    policy is tuned for; gate, kept names and pivots are left out."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((r["dataset"], r["q"]), []).append(r)
@@ -183,7 +220,10 @@ def top_k_quality(rows: list[dict], weights: dict, k: int) -> float:
         n = g[0]["n_gold"]
         if not n:  # a nonsense question: nothing to rank
             continue
-        per.setdefault(ds, []).append(float(got == n) + 0.5 * got / n)
+        if ds == "known":  # one target (in several copies): first, else in the top k
+            per.setdefault(ds, []).append(float(top[0]["gold"]) + 0.5 * float(got > 0))
+        else:
+            per.setdefault(ds, []).append(float(got == n) + 0.5 * got / n)
     return sum(sum(v) / len(v) for v in per.values()) / len(per)
 
 
@@ -236,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--rows", type=Path, default=OUT / "confidence_rows.jsonl")
     ap.add_argument("--pointwise", action="store_true", help="one logistic regression over all rows (calibration only)")
+    ap.add_argument("--datasets", default="hotpotqa,musique,known",
+                    help="tuning sets: hotpotqa, musique (pooled), known (bench/known_item.py's questions)")
     ap.add_argument("--nonsense", type=int, default=50, help="unsupported questions added to each set (see nonsense())")
     ap.add_argument("--calibrate", action="store_true",
                     help="keep the ranking weights, fit only their scale and the bias (a 1-D logistic regression)")
@@ -245,10 +287,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="features fitted for ranking; the others (never seen in these sets) take the weight of named")
     args = ap.parse_args(argv)
     args.features = tuple(f.strip() for f in args.features.split(",") if f.strip())
+    args.datasets = tuple(d.strip() for d in args.datasets.split(",") if d.strip())
 
     weights, bias = dict(evidence.WEIGHTS), evidence.BIAS
     for n in range(args.rounds):
-        rows = [r for ds in ("hotpotqa", "musique") for r in collect(ds, args.home, weights, bias, args.k, args.nonsense)]
+        rows = [r for ds in args.datasets for r in collect(ds, args.home, weights, bias, args.k, args.nonsense)]
         tune = [r for r in rows if r["tune"]]
         held = [r for r in rows if not r["tune"]]
         if args.calibrate:

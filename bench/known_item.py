@@ -215,8 +215,9 @@ def page_items(per_kind: int) -> list[Item]:
 
 
 def items(corpus, kinds: tuple[str, ...], per_kind: int, cache: Path) -> list[Item]:
-    """The questions, generated once and kept in ``cache`` (regenerated when the rules' inputs change)."""
-    key = hashlib.blake2b(json.dumps([kinds, per_kind, SYNONYMS, _ROW.pattern, _MONTH.pattern]).encode(),
+    """The questions, generated once and kept in ``cache`` (regenerated when the rules or the index change)."""
+    ids = sorted(d.doc_id for d in corpus.store.manifest.all_docs())  # the targets are this index's documents
+    key = hashlib.blake2b(json.dumps([kinds, per_kind, SYNONYMS, _ROW.pattern, _MONTH.pattern, ids]).encode(),
                           digest_size=8).hexdigest()
     if cache.is_file():
         data = json.loads(cache.read_text())

@@ -17,7 +17,11 @@ Every document a run holds gets features, each in [0, 1]:
 - ``back``: it mentions a pivot's title;
 - ``bridge``: it contains a bridge entity of a pivot: a name in a pivot's content that the
   question lacks, the one in the sentence closest to the question first ("Mach's principle … the
-  physicist Ernst Mach" → the paragraph that says where Ernst Mach taught).
+  physicist Ernst Mach" → the paragraph that says where Ernst Mach taught);
+- ``miss``: the question has rare terms, the document — all of it in view — holds none of them,
+  and nothing above links it to the question;
+- ``support``: the best similarity of any document held (the same for all: how well the corpus
+  answers the question at all; it moves confidences, not the order).
 
 Pivots are the best documents by the features that need no pivot, plus every named document, then
 the documents that links lifted. A title that several documents share ("Table of Contents", "UNITED
@@ -58,6 +62,9 @@ best similarity of 0.44-0.46 at the 90th percentile on the pooled sets, their re
 at the 5th (bench/confidence_fit.py rows)."""
 PIVOT_SIM = (0.25, 0.55)
 """A pivot's similarity to the question from which its links count nothing, and fully."""
+BRIDGE_SHARE = 0.005
+"""A name held by more of the corpus's chunks than this (and than ``common_mentions``) is no bridge:
+a section heading of every filing ("Management's Discussion"), a colleague's first name in a mailbox."""
 BRIDGES_PER_PIVOT = 3
 BRIDGE_RANK = (1.0, 0.6, 0.4)
 RARE_MIN = 3
@@ -168,13 +175,14 @@ class Ranker:
             got = self._norms[text] = tx.norm(text)
         return got
 
-    def common(self, phrase: str) -> bool:
+    def common(self, phrase: str, share: float | None = None) -> bool:
         """A phrase written all over the corpus ("United", "Subject", a page header): its mention links
-        nothing in particular."""
+        nothing in particular. ``share``: of the corpus's chunks (default ``common_share``)."""
         corpus = self.corpus
         if corpus is None or not hasattr(corpus, "mentions"):
             return False
-        return corpus.mentions(phrase) > max(self.common_mentions, self.common_share * corpus.size)
+        share = self.common_share if share is None else share
+        return corpus.mentions(phrase) > max(self.common_mentions, share * corpus.size)
 
     def _stems(self, doc_key: str, text: str) -> set[str]:
         got = self._words.get(doc_key)
@@ -208,6 +216,7 @@ class Ranker:
         texts = {d: " ".join(t for _, t in v.chunks) for d, v in docs.items()}
         norms = {d: f" {self.normed(raw[d])} {self.normed(texts[d])} " for d in docs}
         first_rank = {d: i for i, d in enumerate(own, start=1)}
+        whole = {d: self._whole(d, len(v.chunks)) for d, v in docs.items()}  # all of it is in view
         identity = self.corpus.doc_evidence(asked.text, list(docs)) if hasattr(self.corpus, "doc_evidence") else {}
         feats: dict[str, dict[str, float]] = {}
         for d, view in docs.items():
@@ -265,8 +274,8 @@ class Ranker:
                         if e in norms[d]:
                             f["bridge"] = max(f["bridge"], strength * w)
                             break
-            for f in feats.values():
-                f["miss"] = float(bool(asked.rare) and not f["rare"] and not f["phrase"]
+            for d, f in feats.items():
+                f["miss"] = float(bool(asked.rare) and not f["rare"] and not f["phrase"] and whole[d]
                                   and not (f["named"] or f["link"] or f["back"] or f["bridge"]))
             scores = {d: self.score(feats[d]) for d in docs}
             lifted = [d for d in sorted(docs, key=lambda d: -scores[d])[:3] if d not in pivots]
@@ -304,14 +313,9 @@ class Ranker:
         longer = any(f" {bare} " in f" {e} " and e != bare for e in self.asked.entities)
         return 0.5 if longer else 1.0
 
-    def _coverage(self, doc_key: str, text: str) -> float:
-        """The share of the question's terms, weighted by their rarity, that ``text`` holds."""
-        weights = self.asked.weights
-        total = sum(weights.values())
-        if not total:
-            return 0.0
-        have = self._stems(doc_key, text)
-        return sum(w for t, w in weights.items() if self._stem[t] in have) / total
+    def _whole(self, doc_id: str, seen: int) -> bool:
+        doc = self.corpus.doc(doc_id) if self.corpus is not None and hasattr(self.corpus, "doc") else None
+        return doc is None or doc.n_chunks <= seen
 
     def _rare(self, doc_key: str, text: str) -> float:
         rare = self.asked.rare
@@ -392,7 +396,7 @@ class Ranker:
                         scored[ent] = score
                 pos += 1
         picks = sorted(scored, key=lambda e: -scored[e])
-        out = [e for e in picks[: 4 * BRIDGES_PER_PIVOT] if not self.common(e)][:BRIDGES_PER_PIVOT + 1]
+        out = [e for e in picks[: 4 * BRIDGES_PER_PIVOT] if not self.common(e, BRIDGE_SHARE)][:BRIDGES_PER_PIVOT + 1]
         self._bridges[key] = out
         return out
 

@@ -88,7 +88,7 @@ class BuiltinPolicy:
     """Sub-queries of the decomposition (round 2)."""
     pivots_per_round: tuple = (2, 2)
     """Pivot documents whose bridges are followed in rounds 2 and 3."""
-    first_pages: int = 2
+    first_pages: int = 4
     """Further calls of the question's own search, made while chunks that one search returns for
     its top ``max_docs`` documents are not shown yet (long documents: one call shows a few chunks)."""
     common_mentions: int = 10
@@ -147,13 +147,12 @@ class BuiltinPolicy:
         answer = tuple(self._answer_ids())
         stable = answer == self._last_answer
         self._last_answer = answer
-        if (
-            self._round >= self.max_rounds
-            or (stable and self._round > 2)
-            or state.turn >= state.max_turns - 1
-            or ctx.past_hard()
-            or not self._docs
-        ):
+        if state.turn >= state.max_turns - 1 or ctx.past_hard() or not self._docs:
+            return self._answer(state)
+        if self._round >= self.max_rounds or (stable and self._round > 2):
+            if self._pages < self.first_pages and self._unshown_own(state):  # what one search returns, in full
+                self._pages += 1
+                return Reply(tool_calls=[self._search_call(names, _Query(state.question, "question"))])
             return self._answer(state)
         self._round += 1
         calls = self._searches(names, self._plan(state)).tool_calls
