@@ -10,6 +10,8 @@ Every document a run holds gets features, each in [0, 1]:
 - ``rare``: the share (weighted by inverse document frequency) of the question's rare terms — words
   that few chunks of the corpus hold ("proclivity") — that it contains;
 - ``phrase``: it contains a phrase the question quotes, or the whole of a short keyword query;
+- ``keywords``: the question is a keyword query (a few words, not a question: "heron", a subject
+  line) and the document holds every one of its terms;
 - ``identity``: its identity (title, file-name words, first page) matches the names and period the
   question asks about (``Corpus.doc_evidence``, long documents only);
 - ``link``: a pivot's content mentions its title, weighted by how well the mentioning sentence
@@ -47,8 +49,10 @@ from c1.agent.corpus import STOPWORDS, content_terms
 from c1.agent.policies import text as tx
 from c1.corpus.lexical import stems
 
-FEATURES = ("sim", "anchor", "named", "rare", "phrase", "identity", "link", "back", "bridge", "miss", "support")
-WEIGHTS = {"sim": 1.48, "anchor": 0.29, "named": 4.14, "rare": 0.0, "phrase": 4.14, "identity": 1.48, "link": 2.36,
+FEATURES = ("sim", "anchor", "named", "rare", "phrase", "keywords", "identity", "link", "back", "bridge", "miss",
+            "support")
+WEIGHTS = {"sim": 1.48, "anchor": 0.29, "named": 4.14, "rare": 0.0, "phrase": 4.14, "keywords": 4.14, "identity": 1.48,
+           "link": 2.36,
            "back": 0.16, "bridge": 0.50, "miss": -1.31, "support": 1.62}
 BIAS = -5.26
 FLOOR = 0.02
@@ -75,6 +79,9 @@ BOILERPLATE = 5
 one message in several folders are common; a list footer is in all its messages)."""
 SHORT_QUERY = 4
 """A query of at most this many words and no question word is a phrase to find as written."""
+KEYWORDS = 6
+"""A query of at most this many words, no question word and no question mark is a keyword query: a
+document holding all its terms is what it asks for ("heron", "on-call engineer", a subject line)."""
 _QUESTION_WORD = re.compile(r"^\s*(?:who|what|which|when|where|why|how|is|are|was|were|did|does|do|can|in|on)\b", re.I)
 
 
@@ -105,7 +112,7 @@ class Ranking:
 
     def supported(self) -> bool:
         """Whether anything held supports the question (see ``SUPPORTED_SIM``)."""
-        return any(f["sim"] >= SUPPORTED_SIM or f["named"] >= 1.0 or f["phrase"] or f["rare"] >= 1.0
+        return any(f["sim"] >= SUPPORTED_SIM or f["named"] >= 1.0 or f["phrase"] or f["keywords"] or f["rare"] >= 1.0
                    for f in self.features.values())
 
     def order(self) -> list[str]:
@@ -128,6 +135,8 @@ class Asked:
     """Rare terms → inverse document frequency."""
     phrases: list[str]
     """Normalised phrases to find as written (quoted, or a short keyword query)."""
+    keywords: list[str]
+    """The terms of a keyword query (a few words, not a question): every one of them is wanted."""
 
 
 class Ranker:
@@ -159,12 +168,12 @@ class Ranker:
                     rare[t] = math.log(1 + size / df)
         phrases = [tx.norm(q) for q in tx.quoted(question)]
         words = question.split()
-        if not phrases and 1 < len(words) <= SHORT_QUERY and not _QUESTION_WORD.match(question) \
-                and not question.rstrip().endswith("?"):
+        keywords = len(words) <= KEYWORDS and not _QUESTION_WORD.match(question) and not question.rstrip().endswith("?")
+        if not phrases and keywords and 1 < len(words) <= SHORT_QUERY:
             phrases = [tx.norm(question)]
         return Asked(question, f" {tx.norm(question)} ", terms,
                      {tx.strip_article(tx.norm(e)) for e in tx.question_entities(question)}, weights, rare,
-                     [p for p in phrases if p])
+                     [p for p in phrases if p], terms if keywords else [])
 
     # helpers --------------------------------------------------------------------------------
     def normed(self, text: str) -> str:
@@ -215,6 +224,7 @@ class Ranker:
         titles = {d: ("" if tx.clean_title(t) in shared else tx.clean_title(t)) for d, t in raw.items()}
         texts = {d: " ".join(t for _, t in v.chunks) for d, v in docs.items()}
         norms = {d: f" {self.normed(raw[d])} {self.normed(texts[d])} " for d in docs}
+        bodies = {d: frozenset(self.normed(tx.content(texts[d])).split()) for d in docs}
         first_rank = {d: i for i, d in enumerate(own, start=1)}
         whole = {d: self._whole(d, len(v.chunks)) for d, v in docs.items()}  # all of it is in view
         identity = self.corpus.doc_evidence(asked.text, list(docs)) if hasattr(self.corpus, "doc_evidence") else {}
@@ -227,6 +237,7 @@ class Ranker:
                 "named": self._named(titles[d]),
                 "rare": self._rare(d, f"{raw[d]} {texts[d]}"),
                 "phrase": float(any(f" {p} " in norms[d] for p in asked.phrases)),
+                "keywords": self._all_terms(d, f"{raw[d]} {texts[d]}"),
                 "identity": identity.get(d, 0.0),
                 "link": 0.0, "back": 0.0, "bridge": 0.0, "miss": 0.0,
             }
@@ -258,7 +269,7 @@ class Ranker:
                     bridges[p] = self.bridges(docs[p], titles[p])
                 ents = [(f" {self.normed(e)} ", BRIDGE_RANK[j]) for j, e in enumerate(bridges[p][:BRIDGES_PER_PIVOT])]
                 for d in docs:
-                    if d == p:
+                    if d == p or _copies(bodies[d], bodies[p]):  # itself, or a copy (a message in several folders)
                         continue
                     t = linkable.get(d)
                     fwd = 0.0
@@ -275,7 +286,7 @@ class Ranker:
                             f["bridge"] = max(f["bridge"], strength * w)
                             break
             for d, f in feats.items():
-                f["miss"] = float(bool(asked.rare) and not f["rare"] and not f["phrase"] and whole[d]
+                f["miss"] = float(bool(asked.rare) and not f["rare"] and not f["phrase"] and not f["keywords"] and whole[d]
                                   and not (f["named"] or f["link"] or f["back"] or f["bridge"]))
             scores = {d: self.score(feats[d]) for d in docs}
             lifted = [d for d in sorted(docs, key=lambda d: -scores[d])[:3] if d not in pivots]
@@ -316,6 +327,14 @@ class Ranker:
     def _whole(self, doc_id: str, seen: int) -> bool:
         doc = self.corpus.doc(doc_id) if self.corpus is not None and hasattr(self.corpus, "doc") else None
         return doc is None or doc.n_chunks <= seen
+
+    def _all_terms(self, doc_key: str, text: str) -> float:
+        """1 when the question is a keyword query and the document holds every one of its terms."""
+        terms = self.asked.keywords
+        if not terms:
+            return 0.0
+        have = self._stems(doc_key, text)
+        return float(all(self._stem[t] in have for t in terms))
 
     def _rare(self, doc_key: str, text: str) -> float:
         rare = self.asked.rare
@@ -384,7 +403,7 @@ class Ranker:
                 for ent in tx.entities(sent):
                     low = ent.lower()
                     first = ent.split()[0]
-                    if low in q_lower or len(ent) < 3 or tx.YEAR.match(ent) or first in tx.CALENDAR:
+                    if low in q_lower or len(ent) < 3 or tx.YEAR.match(ent) or any(w in tx.CALENDAR for w in ent.split()):
                         continue
                     n = self.normed(ent)
                     if not n or n == title or n in title or n in STOPWORDS:
@@ -399,6 +418,20 @@ class Ranker:
         out = [e for e in picks[: 4 * BRIDGES_PER_PIVOT] if not self.common(e, BRIDGE_SHARE)][:BRIDGES_PER_PIVOT + 1]
         self._bridges[key] = out
         return out
+
+
+COPY = 0.8
+"""Two documents whose content words overlap this much (Jaccard) are copies: they evidence nothing
+about each other."""
+
+
+def _copies(a: frozenset, b: frozenset) -> bool:
+    if not a or not b:
+        return a == b
+    small, large = sorted((len(a), len(b)))
+    if small < COPY * large:
+        return False
+    return len(a & b) >= COPY * len(a | b)
 
 
 def _mentions_ok(title_norm: str) -> bool:

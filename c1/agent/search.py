@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from c1.agent import events as ev
 from c1.agent.context import Context
 from c1.agent.corpus import Corpus
+from c1.agent.evidence import FLOOR
 from c1.agent.fusion import rrf
 from c1.agent.loop import Agent
 from c1.agent.policy import Policy
@@ -90,20 +91,22 @@ def run_search(
     )
 
 
-def fuse(runs: list[list[dict]]) -> list[tuple[str, float]]:
+def fuse(runs: list[list[dict]], floor: float = FLOOR) -> list[tuple[str, float]]:
     """The runs' ranked documents as one list of (id, score).
 
     Runs that give confidences (the built-in policy): a document's score is the mean of its
     confidence over all runs, counting 0 for a run that did not return it — what the runs agree on
-    rises, what one run alone returned falls — ranked by that score, ties by RRF. Otherwise (a
-    model gives a ranked list only): RRF of the lists (one run: 1 / (60 + rank))."""
+    rises, what one run alone returned falls — ranked by that score, ties by RRF, and a document
+    under ``floor`` is left out. Otherwise (a model gives a ranked list only): RRF of the lists
+    (one run: 1 / (60 + rank))."""
     rankings = [[d["id"] for d in docs] for docs in runs]
     by_rrf = rrf(rankings)
     if runs and all(d.get("score") is not None for docs in runs for d in docs):
         order = {doc_id: i for i, (doc_id, _) in enumerate(by_rrf)}
         mean = {doc_id: sum(d["score"] for docs in runs for d in docs if d["id"] == doc_id) / len(runs)
                 for doc_id in order}
-        return sorted(((doc_id, round(v, 4)) for doc_id, v in mean.items()), key=lambda dv: (-dv[1], order[dv[0]]))
+        kept = [(doc_id, round(v, 4)) for doc_id, v in mean.items() if len(runs) == 1 or v >= floor]
+        return sorted(kept, key=lambda dv: (-dv[1], order[dv[0]]))
     return by_rrf
 
 

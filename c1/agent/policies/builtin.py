@@ -282,7 +282,7 @@ class BuiltinPolicy:
         or its identity matches the question's names and period."""
         f = self._explain.get(doc_id, {})
         return bool(f.get("named") or f.get("link") or f.get("back") or f.get("bridge") or f.get("identity")
-                    or f.get("phrase") or f.get("rare", 0) >= 0.5)
+                    or f.get("phrase") or f.get("keywords") or f.get("rare", 0) >= 0.5)
 
     # queries ----------------------------------------------------------------------------
     def _plan(self, state: AgentState) -> list[_Query]:

@@ -41,7 +41,8 @@ LEADING = {"The", "A", "An", "In", "On", "At", "What", "Which", "Who", "When", "
            "Between", "Among", "Although", "While", "According", "Despite", "Until", "Then", "There",
            "Here", "Some", "Many", "Most", "One", "Two", "Three", "First", "Second", "Last", "New",
            "Please", "Thanks", "Thank", "Hi", "Hello", "Dear", "Regards", "Best", "Cheers", "Re", "Fw", "Fwd",
-           "I", "We", "You", "Our", "My", "Your", "Any", "All", "Each", "Every", "Other", "Such", "Note", "See"}
+           "I", "We", "You", "Our", "My", "Your", "Any", "All", "Each", "Every", "Other", "Such", "Note", "See",
+           "I'm", "I'll", "I've", "I'd", "I’m", "I’ll", "I’ve", "I’d"}
 CALENDAR = {"January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
             "November", "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
             "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec",
