@@ -11,7 +11,8 @@ Every document a run holds gets features, each in [0, 1]:
   that few chunks of the corpus hold ("proclivity") — that it contains;
 - ``phrase``: it contains a phrase the question quotes, or the whole of a short keyword query;
 - ``keywords``: the question is a keyword query (a few words, not a question: "heron", a subject
-  line) and the document holds every one of its terms;
+  line) and the document holds every one of its terms — 1/m when m documents held (copies counted
+  once) hold them all: a common word singles out nothing;
 - ``identity``: its identity (title, file-name words, first page) matches the names and period the
   question asks about (``Corpus.doc_evidence``, long documents only);
 - ``link``: a pivot's content mentions its title, weighted by how well the mentioning sentence
@@ -20,8 +21,9 @@ Every document a run holds gets features, each in [0, 1]:
 - ``bridge``: it contains a bridge entity of a pivot: a name in a pivot's content that the
   question lacks, the one in the sentence closest to the question first ("Mach's principle … the
   physicist Ernst Mach" → the paragraph that says where Ernst Mach taught);
-- ``miss``: the question has rare terms, the document — all of it in view — holds none of them,
-  and nothing above links it to the question;
+- ``miss``: the document — all of it in view — holds none of the question's rare terms, or not
+  the phrase or all the keywords that another document held does, and nothing above links it to
+  the question;
 - ``support``: the best similarity of any document held (the same for all: how well the corpus
   answers the question at all; it moves confidences, not the order).
 
@@ -82,7 +84,8 @@ SHORT_QUERY = 4
 KEYWORDS = 6
 """A query of at most this many words, no question word and no question mark is a keyword query: a
 document holding all its terms is what it asks for ("heron", "on-call engineer", a subject line)."""
-_QUESTION_WORD = re.compile(r"^\s*(?:who|what|which|when|where|why|how|is|are|was|were|did|does|do|can|in|on)\b", re.I)
+_QUESTION_WORD = re.compile(r"^\s*(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|did|does|do|can|could|"
+                            r"should|would|will|has|have|had|name|list|find|show|tell|give|explain|describe)\b", re.I)
 
 
 def logistic(x: float) -> float:
@@ -167,7 +170,7 @@ class Ranker:
                 if 0 < df <= limit and len(t) >= 3 and not t.isdigit():
                     rare[t] = math.log(1 + size / df)
         phrases = [tx.norm(q) for q in tx.quoted(question)]
-        words = question.split()
+        words = tx.norm(question).split()
         keywords = len(words) <= KEYWORDS and not _QUESTION_WORD.match(question) and not question.rstrip().endswith("?")
         if not phrases and keywords and 1 < len(words) <= SHORT_QUERY:
             phrases = [tx.norm(question)]
@@ -241,6 +244,12 @@ class Ranker:
                 "identity": identity.get(d, 0.0),
                 "link": 0.0, "back": 0.0, "bridge": 0.0, "miss": 0.0,
             }
+        distinct: list[frozenset] = []  # what all the terms single out: one message (in copies), or one of many
+        for d, f in feats.items():
+            if f["keywords"] and not any(_copies(bodies[d], b) for b in distinct):
+                distinct.append(bodies[d])
+        for f in feats.values():
+            f["keywords"] /= max(1, len(distinct))
         by_title: dict[str, list[str]] = {}
         for d in docs:
             if feats[d]["named"]:
@@ -285,8 +294,10 @@ class Ranker:
                         if e in norms[d]:
                             f["bridge"] = max(f["bridge"], strength * w)
                             break
+            found = any(f["phrase"] or f["keywords"] for f in feats.values())
             for d, f in feats.items():
-                f["miss"] = float(bool(asked.rare) and not f["rare"] and not f["phrase"] and not f["keywords"] and whole[d]
+                lacks = (bool(asked.rare) and not f["rare"]) or found
+                f["miss"] = float(lacks and not f["phrase"] and not f["keywords"] and whole[d]
                                   and not (f["named"] or f["link"] or f["back"] or f["bridge"]))
             scores = {d: self.score(feats[d]) for d in docs}
             lifted = [d for d in sorted(docs, key=lambda d: -scores[d])[:3] if d not in pivots]

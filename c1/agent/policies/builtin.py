@@ -171,13 +171,19 @@ class BuiltinPolicy:
         return Reply(tool_calls=calls)
 
     def _phrases(self, question: str) -> list[str]:
-        """Regular expressions for the phrases to find as written: words in order, any spacing or
-        hyphen between them."""
+        """Regular expressions for what the question wants found as written (``grep_corpus``): each
+        phrase it quotes or a short keyword query as a whole (words in order, any spacing or hyphen
+        between them); else the terms of a keyword query, all of them, in any order."""
+        asked = self._ranker.asked if self._ranker else None
+        if asked is None:
+            return []
         out = []
-        for phrase in self._ranker.asked.phrases if self._ranker else []:
+        for phrase in asked.phrases:
             words = phrase.split()
             if words:
                 out.append(r"\b" + r"[\s\-_]+".join(re.escape(w) for w in words) + r"\b")
+        if not out and asked.keywords:
+            out.append(r"(?s)\A" + "".join(rf"(?=.*\b{re.escape(t)})" for t in asked.keywords))
         return out[:2]
 
     # what came back ---------------------------------------------------------------------
