@@ -159,3 +159,20 @@ def test_question_entities_and_titles():
         "King of Hollywood"]
     assert clean_title("The Deep Blue Sea (1955 film)") == "the deep blue sea"
     assert clean_title("César Millán's dog") == "cesar millan dog"
+
+
+def test_a_nonsense_question_gets_at_most_two_documents(world):
+    """Nothing in the paragraphs supports it: the list is no longer padded to k."""
+    result, titles, _ = _search(world, "quantum sourdough starters on Mars", k=5)
+    assert len(titles) <= 2, titles
+    assert all(0.0 <= d["score"] <= 1.0 for d in result.documents)
+
+
+def test_confidences_rank_the_gold_documents_first(world):
+    """Scores are confidences in [0, 1], falling with the rank; the bridge question's two gold
+    paragraphs come first and are the most confident."""
+    record = world[3][BRIDGE]
+    result, titles, _ = _search(world, record["question"], k=5)
+    scores = [d["score"] for d in result.documents]
+    assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
+    assert set(titles[:2]) == _gold(record), titles

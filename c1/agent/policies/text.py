@@ -26,9 +26,11 @@ from c1.agent.corpus import STOPWORDS
 
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
 _CAPS = re.compile(
-    r"(?<![\w-])(?:[A-Z][\w'’.&-]*|\d{4})(?:\s+(?:(?:of|the|de|del|da|di|van|von|der|den|du|la|le|for|&|v\.|vs\.)\s+)*"
+    r"(?<![\w-])(?:[A-Z][\w'’.&-]*|\d{4})(?:[ \t]+(?:(?:of|the|de|del|da|di|van|von|der|den|du|la|le|for|&|v\.|vs\.)[ \t]+)*"
     r"(?:[A-Z][\w'’.&-]*|\d+\b))*"
 )
+"""A run of capitalised words (and years), with the particles names carry; never across a line break
+(a signature above the next line's first word is not one name)."""
 _ADJECTIVE = re.compile(r"^[A-Z][a-z]+(?:ian|ean|can|ish|ese|ch)$")
 """A single capitalised word like "Canadian" or "English": a nationality adjective when a lower-case word follows."""
 _PAREN = re.compile(r"\s*\([^)]*\)\s*$")
