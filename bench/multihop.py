@@ -65,17 +65,25 @@ def open_pool(dataset: str, home: Path, **flags):
     return ds, settings, Corpus(settings, embedder)
 
 
-def run(dataset: str, home: Path, systems: list[str], k: int, limit: int | None, **flags) -> list[dict]:
+def run(dataset: str, home: Path, systems: list[str], k: int, limit: int | None, options: dict | None = None,
+        **flags) -> list[dict]:
     from c1.agent.policies import choose_policy
     from c1.eval.runner import parse_systems, run_one
 
     ds, settings, corpus = open_pool(dataset, home, max_docs=k, **flags)
     questions = ds.questions[:limit] if limit else ds.questions
     rows = []
+    options = options or {}
     try:
         for system in parse_systems(",".join(systems)):
             choice = choose_policy(dataclasses.replace(settings, policy=system.policy, parallel=system.parallel)) \
                 if system.kind == "agent" else None
+            if choice is not None and choice.name == "builtin" and options:
+                from c1.agent.policies import PolicyChoice
+                from c1.agent.policies.builtin import BuiltinPolicy
+
+                choice = PolicyChoice("builtin", lambda i: BuiltinPolicy(max_docs=k, variant=i, **options),
+                                      f"built-in policy with {options}")
             run_one(corpus, settings, questions[0], system, choice, ds.gold_kind)  # warm up
             for i, q in enumerate(questions):
                 corpus.clear_query_cache()
@@ -94,6 +102,10 @@ def summarise(rows: list[dict]) -> dict:
 
     out = aggregate(rows)
     out["returned"] = statistics.fmean(len(r["documents"]) for r in rows) if rows else 0.0
+    agents = [r["cost"] for r in rows if r["cost"].get("turns") is not None]
+    out["pruning_runs"] = statistics.fmean(bool(c.get("pruned")) for c in agents) if agents else None
+    out["pruned"] = statistics.fmean(c.get("pruned", 0) for c in agents) if agents else None
+    out["context_peak"] = statistics.fmean(c.get("context_peak", 0) for c in agents) if agents else None
     out["calibration"] = calibration(rows)
     return out
 
@@ -114,6 +126,14 @@ def print_table(title: str, results: dict[str, dict]) -> None:
         print(f"{name:<12}" + "".join(f"{(s.get(c) or 0):>10.3f}" for c, _ in cols))
 
 
+def print_costs(title: str, results: dict[str, dict]) -> None:
+    agents = {n: s for n, s in results.items() if s.get("pruned") is not None}
+    if agents:
+        print(f"\n{title}: questions whose run pruned, chunks pruned, context peak (tokens), turns")
+        for name, s in agents.items():
+            print(f"{name:<12}{s['pruning_runs']:>10.3f}{s['pruned']:>10.1f}{s['context_peak']:>10.0f}{s['turns'] or 0:>8.2f}")
+
+
 def print_calibration(title: str, results: dict[str, dict]) -> None:
     print(f"\n{title}: share of returned documents that are gold, per confidence band (documents in the band)")
     print(f"{'system':<12}" + "".join(f"{label:>16}" for _, _, label in BANDS))
@@ -132,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--systems", default="hybrid,builtin")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--budget", type=int, default=0, help="context budget of the agent runs (default: c1's)")
+    ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                    help="a BuiltinPolicy field for the builtin systems (e.g. prune_below=0.01), repeatable")
     ap.add_argument("--rows", type=Path, help="per-question rows (JSONL) here")
     ap.add_argument("--json-out", type=Path, default=OUT / "multihop.jsonl")
     args = ap.parse_args(argv)
@@ -143,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
               "datasets": {}}
     all_rows = []
     for dataset in datasets:
-        rows = run(dataset, args.home, systems, args.k, args.limit or None, **flags)
+        options = {o.split("=", 1)[0]: json.loads(o.split("=", 1)[1]) for o in args.option}
+        rows = run(dataset, args.home, systems, args.k, args.limit or None, options, **flags)
         all_rows += [{"dataset": dataset, **r} for r in rows]
         labels = list(dict.fromkeys(r["system"] for r in rows))
         report["datasets"][dataset] = {}
@@ -152,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             n = next(iter(res.values()))["n"]
             print_table(f"{dataset} pooled, {part}: {n} questions, k = {args.k}", res)
             report["datasets"][dataset][part] = res
+        print_costs(f"{dataset}, all questions", report["datasets"][dataset]["all"])
         print_calibration(f"{dataset}, all questions", report["datasets"][dataset]["all"])
     args.json_out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.json_out, "a") as f:

@@ -463,3 +463,32 @@ def _fold(text: str) -> str:
 
         text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
     return re.sub(r"['’]s\b", " ", text)
+
+
+@dataclass
+class _Chunk:
+    """What ``Corpus.rank_chunks`` needs of a chunk."""
+
+    id: str
+    text: str
+
+
+def confidences(question: str, corpus, visible: dict, doc_ids: list[str]) -> dict[str, float]:
+    """Confidences for documents a run returned without any (a model's answer): the evidence model
+    over what that run saw (``visible``: chunk id → ``context.Shown``), as the built-in policy
+    would have scored them. A returned document the run never saw is scored from its first chunk."""
+    if not doc_ids or corpus is None or not hasattr(corpus, "rank_chunks"):
+        return {}
+    views: dict[str, DocView] = {}
+    for cid, s in visible.items():
+        views.setdefault(s.doc_id, DocView(s.doc_id, s.title or "", [])).chunks.append((cid, s.text))
+    for d in doc_ids:
+        if d not in views and (rec := corpus.doc(d)) is not None:
+            views[d] = DocView(d, rec.title, [(c.id, c.text) for c in corpus.chunks([f"{d}_0"])])
+    vector = corpus.embed_query(question)
+    chunks = [_Chunk(cid, f"{v.title}. {text}") for v in views.values() for cid, text in v.chunks]
+    qsim = {c.id: score for c, score in corpus.rank_chunks(chunks, question, vector)}
+    own = list(dict.fromkeys(h.doc.doc_id for h in corpus.hybrid(question, corpus.CANDIDATES, vector=vector)))
+    ranking = Ranker(question, corpus).rank(views, own, qsim)
+    return {d: round(ranking.confidence(d), 4) for d in doc_ids if d in ranking.scores}
+

@@ -100,6 +100,9 @@ class BuiltinPolicy:
     ("Subject", "Table of Contents") cannot push out what one search of the whole question returns."""
     floor: float = evd.FLOOR
     """Documents with a lower confidence are not returned."""
+    prune_below: float = 0.0
+    """When set: every searching turn also prunes the chunks of documents with a lower confidence
+    (not in the answer, not pivots), whatever the context holds (bench/multihop.py --option)."""
     weights: dict | None = None
     """Feature weights of the score (default: ``evidence.WEIGHTS``)."""
     _round: int = 0
@@ -164,10 +167,11 @@ class BuiltinPolicy:
             self._read.add(doc_id)
         if not calls:
             return self._answer(state)
-        if ctx.past_soft():  # prune first (the loop runs prunes before the other calls)
-            prune = self._prune_list(state)
-            if prune:
-                calls.insert(0, self._call(names["prune_chunks"], {"chunk_ids": prune}))
+        prune = self._prune_list(state) if ctx.past_soft() else []
+        if self.prune_below:  # chunks of documents the evidence has ruled out, before reading more
+            prune = list(dict.fromkeys(prune + self._ruled_out(state)))
+        if prune:  # first: the loop runs prunes before the other calls
+            calls.insert(0, self._call(names["prune_chunks"], {"chunk_ids": prune}))
         return Reply(tool_calls=calls)
 
     def _phrases(self, question: str) -> list[str]:
@@ -374,6 +378,13 @@ class BuiltinPolicy:
             if doc.n_chunks > shown:
                 out.append(doc_id)
         return out[:1]
+
+    def _ruled_out(self, state: AgentState) -> list[str]:
+        """Visible chunks of documents whose confidence is under ``prune_below``, neither in the
+        answer nor pivots: they take room and lead nowhere."""
+        keep = set(self._answer_ids()) | set(self._pivots)
+        return [cid for cid, s in state.context.visible().items()
+                if s.doc_id not in keep and self._ranking.confidence(s.doc_id) < self.prune_below]
 
     def _prune_list(self, state: AgentState) -> list[str]:
         """Lowest-scored chunks first, until the context is back under 3/4 of the soft limit;
