@@ -235,21 +235,21 @@ def items(corpus, kinds: tuple[str, ...], per_kind: int, cache: Path) -> list[It
 # --- running ---------------------------------------------------------------------------------
 
 
-def run(home: Path, systems: list[str], k: int, kinds: tuple[str, ...], per_kind: int) -> list[dict]:
+def run(home: Path, systems: list[str], k: int, kinds: tuple[str, ...], per_kind: int, options: dict | None = None,
+        **flags) -> list[dict]:
+    from bench.multihop import policy_choice
     from c1.agent.corpus import Corpus
-    from c1.agent.policies import choose_policy
     from c1.config import load_settings
     from c1.eval.datasets import Question
     from c1.eval.runner import parse_systems, run_one
 
-    settings = load_settings().with_flags(home=str(home), collection=COLLECTION, max_docs=k)
+    settings = load_settings().with_flags(home=str(home), collection=COLLECTION, max_docs=k, **flags)
     corpus = Corpus(settings)
     rows = []
     try:
         questions = items(corpus, kinds, per_kind, OUT / "known_items.json")
         for system in parse_systems(",".join(systems)):
-            choice = choose_policy(dataclasses.replace(settings, policy=system.policy, parallel=system.parallel)) \
-                if system.kind == "agent" else None
+            choice = policy_choice(settings, system, options)
             for n, it in enumerate(questions):
                 corpus.clear_query_cache()
                 kind = "page" if it.kind == "page" else "source_id"
@@ -287,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--systems", default="hybrid,builtin")
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--per-kind", type=int, default=60, help="questions of each kind (at most)")
+    ap.add_argument("--budget", type=int, default=0, help="context budget of the agent runs (default: c1's)")
+    ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                    help="a BuiltinPolicy field for the builtin systems (e.g. prune_below=0.01), repeatable")
     ap.add_argument("--rows", type=Path)
     ap.add_argument("--json-out", type=Path, default=OUT / "known_item.jsonl")
     args = ap.parse_args(argv)
@@ -294,7 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     build(args.home)
     kinds = tuple(x.strip() for x in args.kinds.split(",") if x.strip())
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    rows = run(args.home, systems, args.k, kinds, args.per_kind)
+    from bench.multihop import parse_options
+
+    rows = run(args.home, systems, args.k, kinds, args.per_kind, parse_options(args.option),
+               **({"budget": args.budget} if args.budget else {}))
     labels = list(dict.fromkeys(r["system"] for r in rows))
     report = {"bench": "known_item", "k": args.k, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "parts": {}}
     parts = [("all", lambda r: True), ("tune", lambda r: r["tune"]), ("held-out", lambda r: not r["tune"])]

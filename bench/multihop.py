@@ -67,7 +67,6 @@ def open_pool(dataset: str, home: Path, **flags):
 
 def run(dataset: str, home: Path, systems: list[str], k: int, limit: int | None, options: dict | None = None,
         **flags) -> list[dict]:
-    from c1.agent.policies import choose_policy
     from c1.eval.runner import parse_systems, run_one
 
     ds, settings, corpus = open_pool(dataset, home, max_docs=k, **flags)
@@ -76,14 +75,7 @@ def run(dataset: str, home: Path, systems: list[str], k: int, limit: int | None,
     options = options or {}
     try:
         for system in parse_systems(",".join(systems)):
-            choice = choose_policy(dataclasses.replace(settings, policy=system.policy, parallel=system.parallel)) \
-                if system.kind == "agent" else None
-            if choice is not None and choice.name == "builtin" and options:
-                from c1.agent.policies import PolicyChoice
-                from c1.agent.policies.builtin import BuiltinPolicy
-
-                choice = PolicyChoice("builtin", lambda i: BuiltinPolicy(max_docs=k, variant=i, **options),
-                                      f"built-in policy with {options}")
+            choice = policy_choice(settings, system, options)
             run_one(corpus, settings, questions[0], system, choice, ds.gold_kind)  # warm up
             for i, q in enumerate(questions):
                 corpus.clear_query_cache()
@@ -95,6 +87,26 @@ def run(dataset: str, home: Path, systems: list[str], k: int, limit: int | None,
     finally:
         corpus.close()
     return rows
+
+
+def policy_choice(settings, system, options: dict | None):
+    """The system's policy (None for a baseline); the built-in one with ``options`` (BuiltinPolicy fields)."""
+    from c1.agent.policies import PolicyChoice, choose_policy
+
+    if system.kind != "agent":
+        return None
+    choice = choose_policy(dataclasses.replace(settings, policy=system.policy, parallel=system.parallel))
+    if choice.name != "builtin" or not options:
+        return choice
+    from c1.agent.policies.builtin import BuiltinPolicy
+
+    k = settings.max_docs
+    return PolicyChoice("builtin", lambda i: BuiltinPolicy(max_docs=k, variant=i, **options), f"built-in policy with {options}")
+
+
+def parse_options(pairs: list[str]) -> dict:
+    """``["prune_below=0.01"]`` → ``{"prune_below": 0.01}`` (values read as JSON)."""
+    return {p.split("=", 1)[0]: json.loads(p.split("=", 1)[1]) for p in pairs}
 
 
 def summarise(rows: list[dict]) -> dict:
@@ -165,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
               "datasets": {}}
     all_rows = []
     for dataset in datasets:
-        options = {o.split("=", 1)[0]: json.loads(o.split("=", 1)[1]) for o in args.option}
+        options = parse_options(args.option)
         rows = run(dataset, args.home, systems, args.k, args.limit or None, options, **flags)
         all_rows += [{"dataset": dataset, **r} for r in rows]
         labels = list(dict.fromkeys(r["system"] for r in rows))
