@@ -477,3 +477,28 @@ def test_files_under_is_a_prefix_of_whole_names(tmp_path):
     assert set(m.files_under(["/a/b/c.md", "/z.md", "/nope"])) == {"/a/b/c.md", "/z.md"}
     assert set(m.files_under(["/"])) == set(paths)
     m.close()
+
+
+def test_status_tells_a_batch_in_progress_from_an_interrupted_run(c1_home, run_c1, tmp_path):
+    import sqlite3
+
+    from c1.commands.status import collection_status
+    from c1.config import load_settings
+    from c1.corpus.indexer import CollectionLock, lock_holder
+
+    (tmp_path / "glacier.md").write_text(GLACIER)
+    assert run_c1("index", tmp_path, "--quiet").rc == 0
+    settings = load_settings()
+    db = sqlite3.connect(settings.collection_dir / "manifest.sqlite")
+    with db:
+        db.execute("UPDATE meta SET value='1' WHERE key='dirty'")  # what a batch in progress looks like
+    db.close()
+    with CollectionLock(settings.collection_dir, f"c1 index --watch {tmp_path}"):
+        assert lock_holder(settings.collection_dir) == {"pid": os.getpid(), "doing": f"c1 index --watch {tmp_path}"}
+        row = collection_status(settings)
+        assert row["interrupted"] is False and row["writer"]["pid"] == os.getpid()
+        assert row["problems"] == [f"being written by `c1 index --watch {tmp_path}` (pid {os.getpid()})"]
+    assert lock_holder(settings.collection_dir) is None
+    row = collection_status(settings)
+    assert row["interrupted"] is True and row["writer"] is None
+    assert row["problems"] == ["an index run was interrupted", "`c1 index` repairs it"]
