@@ -379,6 +379,26 @@ def test_the_search_api_sees_changes_without_a_restart(c1_home, watch, tmp_path)
         assert api.wait(60) == 0
 
 
+def test_a_reader_mid_search_survives_a_write_its_chroma_client_has_not_seen(c1_home, run_c1, tmp_path):
+    """A search that starts before a batch and ends after it: the manifest and the lexical index already
+    show the new chunks, the reader's embedded Chroma client (its index in memory) does not."""
+    from c1.agent.corpus import Corpus
+    from c1.config import load_settings
+
+    (tmp_path / "glacier.md").write_text(GLACIER)
+    assert run_c1("index", tmp_path, "--quiet").rc == 0
+    corpus = Corpus(load_settings())
+    try:
+        assert corpus.hybrid("Zanzibar glacier survey", 3)[0].doc.path == str(tmp_path / "glacier.md")
+        (tmp_path / "ferry.md").write_text(FERRY)
+        assert run_c1("index", tmp_path, "--quiet").rc == 0  # another process, as a watcher is
+        doc = next(d for d in corpus.store.manifest.all_docs() if d.path == str(tmp_path / "ferry.md"))
+        ranked = corpus.rank_chunks(corpus.doc_chunks(doc.doc_id), "Oyster Bay ferry timetable")
+        assert ranked[0][0].doc_id == doc.doc_id and ranked[0][1] > 0.5
+    finally:
+        corpus.close()
+
+
 def test_mcp_sees_changes_without_a_restart(c1_home, watch, tmp_path):
     pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'c1[mcp]')")
     import anyio
