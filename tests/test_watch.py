@@ -437,8 +437,9 @@ def test_the_batcher_waits_for_quiet_and_for_bursts_to_end():
     from c1.corpus.watch import Batcher
 
     b = Batcher(debounce=0.5, max_hold=60)
+    assert b.due_in(0.0) is None
     b.add(["/d/a.md", "/d/.a.md.tmp"], now=0.0)  # an atomic save: two paths at once
-    assert b.take(0.4) == []
+    assert b.take(0.4) == [] and b.due_in(0.4) == pytest.approx(0.1)
     assert b.take(0.5) == ["/d/.a.md.tmp", "/d/a.md"] and len(b) == 0
 
     for i in range(500):  # a burst over 1.5 s: one batch after it ends
@@ -451,6 +452,7 @@ def test_the_batcher_waits_for_quiet_and_for_bursts_to_end():
     for t in range(1, 25):
         b.add(["/d/log"], now=20 + t * 0.25)
     assert b.take(20.9) == []  # x settled, but the burst is young: wait for it
+    assert b.due_in(20.9) == pytest.approx(1.2)  # ... until x has waited max_wait (log is written until 26)
     assert b.take(22.1) == ["/d/x"]  # x waited max_wait (2 s): it goes, log stays
     assert b.take(26.5) == ["/d/log"]  # quiet at last
 

@@ -29,6 +29,8 @@ DEBOUNCE = 0.5
 """Seconds a path must stay quiet before it is indexed (``--debounce``)."""
 MAX_HOLD = 60.0
 """A path that keeps changing for this long is indexed as it stands (a log written without pause)."""
+IDLE_WAIT = 0.25
+"""Longest wait for file events before the stop flag is looked at again."""
 RETRY_MAX = 60.0
 """Longest pause between attempts when a batch fails (an embedding server or Chroma server away)."""
 
@@ -74,6 +76,17 @@ class Batcher:
         for path in settled:
             del self.first[path], self.last[path]
         return sorted(settled)
+
+    def due_in(self, now: float) -> float | None:
+        """Seconds until :meth:`take` may give something (0: now); None while nothing is pending."""
+        if not self.last:
+            return None
+        settled = [self.first[p] for p, t in self.last.items() if now - t >= self.debounce]
+        times = [t + self.debounce for t in self.last.values() if now - t < self.debounce]
+        times += [f + self.max_hold for f in self.first.values()]
+        if settled:
+            times.append(min(settled) + self.max_wait)
+        return max(0.0, min(times) - now)
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:
@@ -217,7 +230,6 @@ class Watch:
         self.events = events
         self.progress = progress
         self.batcher = Batcher(debounce)
-        self.tick = min(0.1, debounce / 2) if debounce > 0 else 0.02
 
     def run(self, stop: threading.Event, on_batch: Callable[[Batch], None],
             on_retry: Callable[[str, float], None] = lambda message, delay: None) -> None:
@@ -225,7 +237,8 @@ class Watch:
         before the batch is tried again (its paths are kept)."""
         delay = 0.0
         while not stop.is_set():
-            got = self.events.get(self.tick)
+            due = self.batcher.due_in(time.monotonic())
+            got = self.events.get(IDLE_WAIT if due is None else min(max(due, 0.001), IDLE_WAIT))
             now = time.monotonic()
             self.batcher.add(got, now)
             paths = self.batcher.take(now)
