@@ -176,6 +176,25 @@ def test_editor_saves_moves_and_deletes(c1_home, watch, tmp_path, run_c1):
     assert status.rc == 0 and status.json()["collections"][0]["consistent"] is True
 
 
+def test_a_watched_folder_removed_is_said_once(c1_home, watch, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "glacier.md").write_text(GLACIER)
+    (b / "ferry.md").write_text(FERRY)
+    w = watch(a, b, "--debounce", DEBOUNCE)
+    shutil.rmtree(a)
+    batch = w.next()
+    assert [(c["change"], c["path"]) for c in batch["changes"]] == [("deleted", str(a / "glacier.md"))]
+    assert [x["path"] for x in batch["warnings"]] == [str(a)] and "no longer watched" in batch["warnings"][0]["warning"]
+    (b / "orchard.md").write_text(ORCHARD)  # the other folder is still watched
+    batch = w.next()
+    assert [(c["change"], c["path"]) for c in batch["changes"]] == [("added", str(b / "orchard.md"))]
+    assert batch["warnings"] == []
+    assert w.stop() == 130
+    assert w.stderr.count("no longer watched") == 1
+
+
 def test_a_burst_of_500_files_is_a_few_batches(c1_home, watch, tmp_path, shared_data):
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -111,11 +111,15 @@ class CollectionLock:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise C1Error(f"cannot write the index in {self.path.parent}: {exc.strerror}") from None
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self.fd)
-            raise C1Error(self._refusal()) from None
+        for attempt in range(5):  # a moment's grace: `c1 status` may be looking (lock_holder)
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if attempt == 4:
+                    os.close(self.fd)
+                    raise C1Error(self._refusal()) from None
+                time.sleep(0.05)
         try:
             os.ftruncate(self.fd, 0)
             os.pwrite(self.fd, json.dumps({"pid": os.getpid(), "doing": self.doing}).encode(), 0)
@@ -235,7 +239,8 @@ class Indexer:
                 self._remove(store, gone)
                 report.deleted = len(gone)
             self._index(store, todo, report)
-            store.lexical.close()
+            if changed is None:
+                store.lexical.close()  # merges done before the run ends; a watch's batch has committed, no more
             store.manifest.set_meta("dirty", "0")
             if report.repaired:
                 store.manifest.bump_generation()

@@ -230,6 +230,8 @@ class Watch:
         self.events = events
         self.progress = progress
         self.batcher = Batcher(debounce)
+        self.lost: set[str] = set()
+        """Watched folders that were removed: their watch ended with them."""
 
     def run(self, stop: threading.Event, on_batch: Callable[[Batch], None],
             on_retry: Callable[[str, float], None] = lambda message, delay: None) -> None:
@@ -265,6 +267,11 @@ class Watch:
             self.indexer.progress = on_progress
             report = self.indexer.sync(self.store, self.roots, changed=targets)
         after = manifest.files_under(targets)
+        for root in self.events.dirs:
+            if root not in self.lost and not os.path.isdir(root):
+                self.lost.add(root)
+                report.warnings.append({"path": root, "warning": "the folder was removed: its documents are removed "
+                                        "and it is no longer watched (watch it again once it is back)"})
         chunks: dict[str, int] = {}
         for doc in manifest.docs_of([p for p, rec in after.items() if before.get(p) is None or before[p].hash != rec.hash]):
             chunks[doc.path] = chunks.get(doc.path, 0) + doc.n_chunks
