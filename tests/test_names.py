@@ -16,6 +16,10 @@ from c1.corpus.names import file_name_words
         ("/maildir/allen-p/inbox/1.", ""),
         ("/maildir/allen-p/inbox/23", ""),
         ("v1.2.3 release.txt", "v1 2 3 release"),
+        ("3M 10-K [2022].pdf", "3M 10-K 2022"),
+        ("form S-1 - draft-2.pdf", "form S-1 draft 2"),
+        ("AMCOR-Q4-results.pdf", "AMCOR Q4 results"),
+        ("2019-03-04 minutes.txt", "2019 03 04 minutes"),
     ],
 )
 def test_file_name_words(path, words):

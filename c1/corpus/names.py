@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import re
 
-_SEPARATORS = re.compile(r"[\s_\-.+,;()\[\]{}]+")
+_SEPARATORS = re.compile(r"[\s_.+,;()\[\]{}]+|(?<![\dA-Z])-|-(?![\dA-Z])|(?<=\d)-(?=\d)|(?<=[A-Z]{2})-|-(?=[A-Z]{2})")
+"""Spaces, underscores, dots and brackets; a hyphen too, except in form names such as ``10-K`` or ``S-1``."""
 _CASE_CHANGE = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _YEAR_GLUE = re.compile(r"(?<=[A-Za-z])(?=(?:19|20)\d\d(?!\d))|(?<=(?:19|20)\d\d)(?=[A-Za-z])")
 _NO_WORDS = re.compile(r"^\d*$")
