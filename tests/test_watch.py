@@ -210,7 +210,7 @@ def test_a_burst_of_500_files_is_a_few_batches(c1_home, watch, tmp_path, shared_
         batches += 1
         added += batch["added"]
     assert added == 500 and batches <= 3, f"{batches} batches for a burst of 500 files"
-    listed = [line for line in w.stderr.splitlines() if " added " in line]
+    listed = [line for line in w.stderr.splitlines() if line.split()[1:2] == ["added"]]
     assert len(listed) == 20 * batches and w.stderr.count("… and ") == batches  # the rest counted in one line
     inspect_collection(c1_home).assert_consistent()
     assert len(indexed_paths(c1_home)) == 501
