@@ -309,6 +309,54 @@ def test_kill_9_during_a_batch_is_repaired_by_the_next_run(c1_home, watch, tmp_p
     assert len(indexed_paths(c1_home)) == 41
 
 
+def _start_chroma(data: Path, port: int) -> subprocess.Popen:
+    from test_chroma_server import chroma_executable
+
+    proc = subprocess.Popen([chroma_executable(), "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        assert proc.poll() is None and time.monotonic() < deadline, "chroma run did not start"
+        time.sleep(0.1)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+
+
+def test_a_batch_that_fails_is_tried_again(c1_home, watch, tmp_path):
+    """The Chroma server goes away in the middle of a watch: the batch fails, is said, and is indexed once
+    the server is back, the collection repaired and consistent."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "glacier.md").write_text(GLACIER)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    chroma = _start_chroma(tmp_path / "chroma", port)
+    try:
+        w = watch(docs, "--chroma-url", url, "--debounce", DEBOUNCE)
+        _kill_group(chroma)
+        (docs / "ferry.md").write_text(FERRY)
+        failed = w.next("error")
+        assert "Chroma" in failed["error"] and failed["retry_in"] >= 1
+        assert "trying again in" in w.stderr
+        chroma = _start_chroma(tmp_path / "chroma", port)
+        batch = w.next(timeout=180)
+        assert [(c["change"], c["path"]) for c in batch["changes"]] == [("added", str(docs / "ferry.md"))]
+        assert w.stop() == 130
+        inspect_collection(c1_home, chroma_url=url).assert_consistent()
+        assert indexed_paths(c1_home) == {str(docs / "glacier.md"), str(docs / "ferry.md")}
+    finally:
+        _kill_group(chroma)
+
+
 # --- other commands meanwhile --------------------------------------------------------------------
 
 

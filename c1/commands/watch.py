@@ -81,10 +81,12 @@ class _Batches:
     def print(self, batch) -> None:
         self.count += 1
         stamp = datetime.now().astimezone()
-        if self.json_out:
+        if not self.quiet:
+            self._lines(batch, stamp)
+        if self.json_out:  # last: a reader of stdout knows that stderr has the lines
             emit_json({"event": "batch", "time": stamp.isoformat(timespec="milliseconds"), **batch.to_json()})
-        if self.quiet:
-            return
+
+    def _lines(self, batch, stamp: datetime) -> None:
         con = err()
         clock = stamp.strftime("%H:%M:%S")
         if batch.report.repaired:
@@ -107,10 +109,10 @@ class _Batches:
             warn(f"{item['path']}: {item['warning']}")
 
     def retry(self, message: str, delay: float) -> None:
+        warn(f"{message}; trying again in {delay:.0f}s")
         if self.json_out:
             emit_json({"event": "error", "time": datetime.now().astimezone().isoformat(timespec="milliseconds"),
                        "error": message, "retry_in": delay})
-        warn(f"{message}; trying again in {delay:.0f}s")
 
 
 _STYLES = {"added": "green", "deleted": "red", "skipped": "yellow"}
