@@ -122,7 +122,7 @@ def index(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store).")] = False,
     ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Then keep the collection fresh as files change, until Ctrl-C (--json: one JSON object per batch).")] = False,
-    debounce: Annotated[float, typer.Option("--debounce", min=0.0, max=60.0, help="With --watch: seconds a changed file must stay quiet before it is indexed.")] = DEBOUNCE,
+    debounce: Annotated[Optional[float], typer.Option("--debounce", min=0.0, max=60.0, help=f"With --watch: seconds a changed file must stay quiet before it is indexed [default: {DEBOUNCE}].")] = None,
     json_out: Json = False,
     quiet: Quiet = False,
 ) -> None:

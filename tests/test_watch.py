@@ -389,6 +389,7 @@ def test_usage_errors(invoke_c1, tmp_path):
     (tmp_path / "a.md").write_text(GLACIER)
     invoke_c1("index", tmp_path, "--watch", "--strict").assert_one_line_error(2, "--strict", "--watch")
     invoke_c1("index", tmp_path / "nope", "--watch").assert_one_line_error(2, "no such file or directory")
+    invoke_c1("index", tmp_path, "--debounce", "1").assert_one_line_error(2, "--debounce goes with --watch")
     bad = invoke_c1("index", tmp_path, "--watch", "--debounce", "-1")  # Typer's usage error, as for every range
     assert bad.rc == 2 and "--debounce" in bad.stderr and "Traceback" not in bad.stderr
 

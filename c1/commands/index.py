@@ -6,19 +6,21 @@ import os
 from contextlib import contextmanager
 
 from c1.config import Settings
-from c1.corpus.watch import DEBOUNCE
 from c1.console import emit_json, err, escape, stderr_is_tty, warn
+from c1.corpus.watch import DEBOUNCE
 from c1.errors import C1Error
 
 
 def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: bool, quiet: bool,
-              rebuild: bool = False, ocr: bool = False, watch: bool = False, debounce: float = DEBOUNCE) -> int:
+              rebuild: bool = False, ocr: bool = False, watch: bool = False, debounce: float | None = None) -> int:
     from c1.corpus.embedders import make_embedder
     from c1.corpus.indexer import Indexer
     from c1.corpus.loaders import ocr as ocr_reader
 
     if watch and strict:
         raise C1Error("--strict sets the exit code of one run; a watch runs until stopped: use --strict without --watch")
+    if debounce is not None and not watch:
+        raise C1Error("--debounce goes with --watch")
     if ocr and not ocr_reader.available():
         raise C1Error(f"--ocr needs the OCR engine: pip install 'c1[{ocr_reader.EXTRA}]'")
     ocr_reader.set_mode("always" if ocr else "auto")
@@ -26,7 +28,8 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
     if watch:
         from c1.commands.watch import run_watch
 
-        return run_watch(settings, embedder, paths, json_out=json_out, quiet=quiet, rebuild=rebuild, debounce=debounce)
+        return run_watch(settings, embedder, paths, json_out=json_out, quiet=quiet, rebuild=rebuild,
+                         debounce=DEBOUNCE if debounce is None else debounce)
     with progress(not quiet and stderr_is_tty()) as on_progress:
         report = Indexer(settings, embedder, progress=on_progress).run(paths, rebuild=rebuild)
     if json_out:
