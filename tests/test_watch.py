@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from conftest import c1_argv, hotpot_paragraphs, inspect_collection, read_manifest
+from llm_server import free_port
 
 DEBOUNCE = "0.3"
 GLACIER = "# Glacier memo\n\nThe Zanzibar glacier survey found quartzite moraines near the northern ridge.\n"
@@ -245,7 +246,7 @@ def _epoch(stamp: str) -> float:
 # --- stopping and crashing ------------------------------------------------------------------------
 
 
-def _write_messages(folder: Path, n: int) -> None:
+def _write_notes(folder: Path, n: int) -> None:
     for i in range(n):
         (folder / f"note{i:02d}.md").write_text(f"# Note {i}\n\nNote number {i} about the Kestrel Hill orchard.\n")
 
@@ -277,7 +278,7 @@ def test_ctrl_c_during_a_batch_exits_130_consistent(c1_home, watch, tmp_path, ru
     docs.mkdir()
     (docs / "glacier.md").write_text(GLACIER)
     w = watch(docs, "--debounce", "0.2", batch_chunks=1)  # one file per commit: a batch takes seconds
-    _write_messages(docs, 40)
+    _write_notes(docs, 40)
     _wait_dirty(c1_home, w)
     assert w.stop(signal.SIGINT, timeout=60) == 130
     assert "Traceback" not in w.stderr and "stopping after the files in hand" in w.stderr
@@ -295,7 +296,7 @@ def test_kill_9_during_a_batch_is_repaired_by_the_next_run(c1_home, watch, tmp_p
     docs.mkdir()
     (docs / "glacier.md").write_text(GLACIER)
     w = watch(docs, "--debounce", "0.2", batch_chunks=1)
-    _write_messages(docs, 40)
+    _write_notes(docs, 40)
     _wait_dirty(c1_home, w)
     time.sleep(0.3)
     w.proc.send_signal(signal.SIGKILL)
@@ -337,7 +338,7 @@ def test_a_batch_that_fails_is_tried_again(c1_home, watch, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "glacier.md").write_text(GLACIER)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     chroma = _start_chroma(tmp_path / "chroma", port)
     try:
@@ -397,27 +398,10 @@ def test_usage_errors(invoke_c1, tmp_path):
 # --- long-lived readers: the search API and MCP -----------------------------------------------
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _api_search(url: str, query: str) -> list[str]:
     r = httpx.post(url + "/v1/search", json={"query": query, "max_docs": 3}, timeout=120)
     assert r.status_code == 200, r.text
     return [d["path"] for d in r.json()["documents"]]
-
-
-def _until(fn, timeout: float = 60):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = fn()
-        if got or time.monotonic() > deadline:
-            return got
-        time.sleep(0.2)
 
 
 def test_the_search_api_sees_changes_without_a_restart(c1_home, watch, tmp_path):
@@ -425,7 +409,7 @@ def test_the_search_api_sees_changes_without_a_restart(c1_home, watch, tmp_path)
     docs.mkdir()
     (docs / "glacier.md").write_text(GLACIER)
     w = watch(docs, "--debounce", DEBOUNCE)
-    port = _free_port()
+    port = free_port()
     api = subprocess.Popen(c1_argv("serve", "--api-only", "--api-port", port, "--policy", "builtin"),
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
