@@ -13,6 +13,7 @@ import typer
 
 from c1 import __version__
 from c1.agent.policies import NAMES as POLICY_NAMES
+from c1.corpus.watch import DEBOUNCE
 
 app = typer.Typer(
     name="c1",
@@ -120,6 +121,8 @@ def index(
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any file was skipped.")] = False,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store).")] = False,
     ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
+    watch: Annotated[bool, typer.Option("--watch", "-w", help="Then keep the collection fresh as files change, until Ctrl-C (--json: one JSON object per batch).")] = False,
+    debounce: Annotated[Optional[float], typer.Option("--debounce", min=0.0, max=60.0, help=f"With --watch: seconds a changed file must stay quiet before it is indexed [default: {DEBOUNCE}].")] = None,
     json_out: Json = False,
     quiet: Quiet = False,
 ) -> None:
@@ -130,7 +133,8 @@ def index(
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url,
                          embed_model=embed_model, max_file_mb=max_file_mb)
-    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild, ocr=ocr)
+    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild, ocr=ocr,
+         watch=watch, debounce=debounce)
 
 
 # status --------------------------------------------------------------------------------------

@@ -20,9 +20,10 @@ _c1() {
                 --embed-url) COMPREPLY=(); return 0 ;;
                 --embed-model) COMPREPLY=(); return 0 ;;
                 --max-file-mb) COMPREPLY=(); return 0 ;;
+                --debounce) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --max-file-mb --strict --rebuild --ocr --json -q --quiet --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --max-file-mb --strict --rebuild --ocr -w --watch --debounce --json -q --quiet --help" -- "$cur") )
             else
                 compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") )
             fi ;;

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -91,10 +93,14 @@ def file_hash(path: str) -> str:
 
 
 class CollectionLock:
-    """One writer per collection; a second ``c1 index`` fails fast instead of corrupting state."""
+    """One writer per collection; a second ``c1 index`` fails fast instead of corrupting state.
 
-    def __init__(self, directory: Path):
+    The holder writes its pid and what it does into the lock file, so that the one-line refusal
+    can name it (``c1 index --watch`` never finishes: waiting for it would hang)."""
+
+    def __init__(self, directory: Path, doing: str = "c1 index"):
         self.path = directory / ".lock"
+        self.doing = doing
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -105,16 +111,54 @@ class CollectionLock:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise C1Error(f"cannot write the index in {self.path.parent}: {exc.strerror}") from None
+        for attempt in range(5):  # a moment's grace: `c1 status` may be looking (lock_holder)
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if attempt == 4:
+                    os.close(self.fd)
+                    raise C1Error(self._refusal()) from None
+                time.sleep(0.05)
         try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self.fd)
-            raise C1Error(f"another `c1 index` is writing to {self.path.parent}; wait for it to finish") from None
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, json.dumps({"pid": os.getpid(), "doing": self.doing}).encode(), 0)
+        except OSError:
+            pass  # only the refusal's wording depends on it
         return self
 
     def __exit__(self, *exc):
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
+
+    def _refusal(self) -> str:
+        where = self.path.parent
+        holder = lock_holder(where) or {}
+        if holder.get("doing", "").startswith("c1 index --watch"):
+            return (f"collection {where.name!r} is kept fresh by `{holder['doing']}` (pid {holder.get('pid', '?')}): "
+                    "stop it (Ctrl-C) to index other paths into it")
+        return f"another `c1 index` is writing to {where}; wait for it to finish"
+
+
+def lock_holder(directory: Path) -> dict | None:
+    """``{"pid", "doing"}`` of the process that holds the collection's lock now; None when none does."""
+    path = directory / ".lock"
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                return json.loads(os.pread(fd, 4096, 0) or b"{}")
+            except ValueError:
+                return {}
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -127,49 +171,82 @@ class _Loaded:
 
 
 class Indexer:
-    def __init__(self, settings: Settings, embedder: Embedder, progress: ProgressFn | None = None):
+    def __init__(self, settings: Settings, embedder: Embedder, progress: ProgressFn | None = None,
+                 stop: threading.Event | None = None):
         self.settings = settings
         self.embedder = embedder
         self.progress = progress or (lambda p: None)
         self.state = Progress()
+        self.stop = stop
+        """Once set, files not yet loaded are left for the next run (``c1 index --watch`` stopping)."""
 
-    # entry point ------------------------------------------------------------------------
+    # entry points -----------------------------------------------------------------------
     def run(self, paths: list[str], rebuild: bool = False) -> IndexReport:
         """Index ``paths``. ``rebuild``: first re-create Chroma's vectors and the lexical index from the
         manifest, whatever their state."""
-        from c1.corpus.walk import scan
-
         started = time.perf_counter()
+        roots = self.roots(paths)
+        with self.session(rebuild) as store:
+            report = self.sync(store, roots, rebuild=rebuild)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def roots(self, paths: list[str]) -> list[str]:
+        """``paths`` made absolute; one that does not exist is an error unless files were indexed from it."""
         roots = [os.path.abspath(p) for p in paths]
         self._check_missing([r for r in roots if not os.path.exists(r)])
-        report = IndexReport(collection=self.settings.collection)
-        with CollectionLock(self.settings.collection_dir):
+        return roots
+
+    @contextmanager
+    def session(self, rebuild: bool = False, doing: str = "c1 index") -> Iterator["Store"]:
+        """The collection locked for writing and its stores open, for one run or for a whole watch."""
+        with CollectionLock(self.settings.collection_dir, doing):
             store = open_store(self.settings, self.embedder, create=True, rebuild=rebuild)
             try:
-                report.warnings.extend({"path": path, "warning": w} for path, w in store.notes)
-                if rebuild or store.manifest.get_meta("dirty") == "1" or _out_of_sync(store):
-                    self._reconcile(store, rebuild)
-                    report.repaired = True
-                present = [r for r in roots if os.path.exists(r)]
-                found = scan(present, max_bytes=int(self.settings.max_file_mb * 1024 * 1024))
-                sources = found.sources
-                report.skipped.extend({"path": p, "reason": r} for p, r in found.skipped)
-                report.unsupported = dict(sorted(found.unsupported.items(), key=lambda kv: (-kv[1], kv[0])))
-                todo = self._classify(store, sources, report)
-                gone = self._vanished(store, roots, {s.path for s in sources})
-                store.manifest.set_meta("dirty", "1")
-                if gone:
-                    self._remove(store, gone)
-                    report.deleted = len(gone)
-                self._index(store, todo, report)
-                store.lexical.close()
-                store.manifest.set_meta("dirty", "0")
-                if report.repaired:
-                    store.manifest.bump_generation()
-                report.documents = store.manifest.counts()["documents"]
-                report.total_chunks = store.manifest.counts()["chunks"]
+                yield store
             finally:
                 store.close()
+
+    def sync(self, store: "Store", roots: list[str], *, rebuild: bool = False,
+             changed: list[str] | None = None) -> IndexReport:
+        """Bring the collection in line with the files under ``roots``: all of them, or only the
+        ``changed`` paths below them (files or folders, still there or gone: what a file watcher saw).
+        Stops taking new files once ``self.stop`` is set; what was written is consistent."""
+        from c1.corpus.walk import scan, scan_changed
+
+        started = time.perf_counter()
+        report = IndexReport(collection=self.settings.collection)
+        report.warnings.extend({"path": path, "warning": w} for path, w in store.notes)
+        store.notes.clear()
+        if rebuild or store.manifest.get_meta("dirty") == "1" or _out_of_sync(store):
+            self._reconcile(store, rebuild)
+            report.repaired = True
+        max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
+        if changed is None:
+            targets = roots
+            found = scan([r for r in roots if os.path.exists(r)], max_bytes=max_bytes)
+        else:
+            targets = [p for p in changed if _under(p, roots)]
+            found = scan_changed(roots, targets, max_bytes=max_bytes)
+        sources = found.sources
+        report.skipped.extend({"path": p, "reason": r} for p, r in found.skipped)
+        report.unsupported = dict(sorted(found.unsupported.items(), key=lambda kv: (-kv[1], kv[0])))
+        todo = self._classify(store, sources, report)
+        gone = self._vanished(store, targets, {s.path for s in sources})
+        if todo or gone or report.repaired:
+            store.manifest.set_meta("dirty", "1")
+            if gone:
+                self._remove(store, gone)
+                report.deleted = len(gone)
+            self._index(store, todo, report)
+            if changed is None:
+                store.lexical.close()  # merges done before the run ends; a watch's batch has committed, no more
+            store.manifest.set_meta("dirty", "0")
+            if report.repaired:
+                store.manifest.bump_generation()
+        counts = store.manifest.counts()
+        report.documents = counts["documents"]
+        report.total_chunks = counts["chunks"]
         report.seconds = time.perf_counter() - started
         return report
 
@@ -204,7 +281,7 @@ class Indexer:
     @staticmethod
     def _vanished(store: "Store", roots: list[str], seen: set[str]) -> list[str]:
         """Indexed files under the given roots that the walk no longer finds."""
-        return [p for p in store.manifest.files() if p not in seen and _under(p, roots)]
+        return [p for p in store.manifest.files_under(roots) if p not in seen]
 
     def _check_missing(self, missing: list[str]) -> None:
         """A path that does not exist is an error, unless the collection holds files from under it: then
@@ -277,6 +354,8 @@ class Indexer:
         batch: list[_Loaded] = []
         size = 0
         for item in self._load_all(todo):
+            if self.stop is not None and self.stop.is_set():
+                break  # what is loaded is written below; the rest keeps its old record, for the next run
             self.state.current = item.rec.path
             if item.skip:
                 report.skipped.append({"path": item.rec.path, "reason": item.skip})

@@ -147,6 +147,19 @@ class Manifest:
         rows = self.db.execute("SELECT path, hash, size, mtime_ns, kind FROM files")
         return {r[0]: FileRecord(*r) for r in rows}
 
+    def files_under(self, roots: Iterable[str]) -> dict[str, FileRecord]:
+        """The files recorded at or below these paths (absolute, ``/``-separated), found through the
+        primary key's order: a file watcher asks this of a few changed paths in a collection of any size."""
+        out: dict[str, FileRecord] = {}
+        for root in roots:
+            base = root.rstrip("/")
+            rows = self.db.execute(
+                "SELECT path, hash, size, mtime_ns, kind FROM files WHERE path = ? OR (path > ? AND path < ?)",
+                (root, base + "/", base + "0"),  # "0" follows "/": every path below
+            )
+            out.update((r[0], FileRecord(*r)) for r in rows)
+        return out
+
     def pending(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT path FROM pending")]
 
