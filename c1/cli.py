@@ -130,17 +130,27 @@ def index(
 
 
 # status --------------------------------------------------------------------------------------
+NoDaemon = Annotated[bool, typer.Option("--no-daemon", help="Work in this process, not through the warm resident process of the home.")]
+
+
+def _daemon_flag(no_daemon: bool):
+    """``--no-daemon`` as the ``daemon`` setting: given, it wins; absent, the config file and $C1_DAEMON decide."""
+    return False if no_daemon else None
+
+
 @app.command()
 def status(
     collection: Collection = None,
     home: Home = None,
     chroma_url: ChromaUrl = None,
     json_out: Json = False,
+    no_daemon: NoDaemon = False,
 ) -> None:
     """Show collections: documents, chunks, embedder, store location, and whether the indexes agree."""
     from c1.commands.status import run_status
 
-    _run(run_status, _settings(collection=collection, home=home, chroma_url=chroma_url), only=collection, json_out=json_out)
+    settings = _settings(collection=collection, home=home, chroma_url=chroma_url, daemon=_daemon_flag(no_daemon))
+    _run(run_status, settings, only=collection, json_out=json_out)
 
 
 # rm ------------------------------------------------------------------------------------------
@@ -179,7 +189,7 @@ MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", min=1, help="C
 
 AGENT_FLAGS = ("collection", "home", "chroma_url", "embed_url", "embed_model", "policy", "parallel", "max_docs",
                "budget", "soft_threshold", "hard_cutoff", "max_turns", "model", "api_key", "reasoning_effort",
-               "temperature", "seed", "tool_names", "max_tokens")
+               "temperature", "seed", "tool_names", "max_tokens", "daemon")
 
 
 def _agent_settings(flags: dict):
@@ -216,11 +226,12 @@ def search(
     jsonl: Annotated[bool, typer.Option("--jsonl", help="Stream the loop's events as JSON lines on stdout.")] = False,
     save_trajectory: Annotated[Optional[Path], typer.Option("--save-trajectory", help="Write the full runs (pruned chunks included) to FILE.")] = None,
     quiet: Quiet = False,
+    no_daemon: NoDaemon = False,
 ) -> None:
     """Search a collection with the agent; print the ranked supporting documents."""
     from c1.commands.search import run_search_command
 
-    settings = _agent_settings(locals())
+    settings = _agent_settings({**locals(), "daemon": _daemon_flag(no_daemon)})
     _run(run_search_command, settings, query, json_out=json_out, jsonl=jsonl, quiet=quiet, save_trajectory=save_trajectory)
 
 
@@ -577,7 +588,24 @@ def eval_compare(
 
 
 def main() -> None:
+    _build_only(sys.argv[1:2])
     app()
+
+
+def _build_only(first: list[str]) -> None:
+    """Build only the command asked for: Typer turns the signature of every registered command into click
+    parameters at each start, which costs ~0.1 s on a slow machine, while ``c1 search`` needs only its own
+    (repeated searches from the shell are meant to be fast). ``--help``, ``--version`` and unknown names
+    still see every command."""
+    if not first or first[0].startswith("-"):
+        return
+    from typer.main import get_command_name
+
+    commands = [c for c in app.registered_commands if (c.name or get_command_name(c.callback.__name__)) == first[0]]
+    groups = [g for g in app.registered_groups if g.name == first[0]]
+    if commands or groups:
+        app.registered_commands = commands
+        app.registered_groups = groups
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ _c1() {
                 --chroma-url) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --json --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --json --no-daemon --help" -- "$cur") )
             fi ;;
         rm)
             case "$prev" in
@@ -69,7 +69,7 @@ _c1() {
                 --save-trajectory) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --json --jsonl --save-trajectory -q --quiet --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --json --jsonl --save-trajectory -q --quiet --no-daemon --help" -- "$cur") )
             fi ;;
         serve)
             case "$prev" in

@@ -25,6 +25,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -79,6 +80,7 @@ def isolated_env(root: Path, base: dict[str, str] | None = None) -> dict[str, st
     env = {k: v for k, v in (base if base is not None else os.environ).items()
            if not k.startswith("C1_") or k == "C1_SHARED_DATA"}
     env.update(
+        C1_DAEMON="0",  # no resident process per test home (tests/test_daemon.py turns it on where it is tested)
         C1_HOME=str(root / "home"),
         XDG_CONFIG_HOME=str(root / "xdg-config"),
         XDG_DATA_HOME=str(root / "xdg-data"),
@@ -151,6 +153,69 @@ class C1Env:
 
     def run(self, *args, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
         return run_cli(args, {**self.env, **(env or {})}, timeout=timeout)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def daemon_runtime(tmp_path_factory: pytest.TempPathFactory):
+    """Resident processes (c1/daemon) started during the run listen in a folder of this session
+    (``$XDG_RUNTIME_DIR``, inherited by every c1 the tests start) and are stopped at its end."""
+    root = tmp_path_factory.mktemp("runtime")
+    root.chmod(0o700)
+    before = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(root)
+    yield root / "c1"
+    stop_daemons(root / "c1")
+    if before is None:
+        os.environ.pop("XDG_RUNTIME_DIR", None)
+    else:
+        os.environ["XDG_RUNTIME_DIR"] = before
+
+
+def stop_daemons(folder: Path) -> None:
+    """Ask every resident process listening in ``folder`` to stop."""
+    import socket
+
+    for path in folder.glob("*.sock") if folder.is_dir() else ():
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            try:
+                sock.connect(str(path))
+                sock.sendall(b'{"op": "stop"}\n')
+                sock.recv(4096)
+            except OSError:
+                pass
+
+
+@contextmanager
+def readonly_view(src: Path, view: Path):
+    """``src`` seen read-only at ``view``: a read-only bind mount as root (root ignores file modes),
+    a copy made read-only with chmod otherwise."""
+    view.mkdir()
+    if os.geteuid() == 0:
+        mounted = subprocess.run(["mount", "--bind", "-o", "ro", str(src), str(view)], capture_output=True)
+        if mounted.returncode != 0:
+            pytest.skip(f"cannot make a read-only bind mount here: {mounted.stderr.decode().strip()}")
+        try:
+            yield view
+        finally:
+            _umount(view)
+    else:
+        shutil.rmtree(view)
+        shutil.copytree(src, view)
+        subprocess.run(["chmod", "-R", "a-w", str(view)], check=True)
+        try:
+            yield view
+        finally:
+            subprocess.run(["chmod", "-R", "u+w", str(view)], check=True)
+
+
+def _umount(view: Path, timeout: float = 30) -> None:
+    """Unmount, waiting for processes that are still exiting (their threads release the mount last)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while subprocess.run(["umount", str(view)], capture_output=True).returncode != 0:
+        assert time.monotonic() < deadline, f"{view} stays busy"
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="session")

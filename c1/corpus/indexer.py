@@ -435,6 +435,9 @@ class Store:
                 self.lexical.close()
         finally:
             self.manifest.close()
+            close = getattr(self.vectors, "close", None)
+            if close is not None:
+                close()
 
 
 def _store_id(chroma_url: str | None) -> str:
