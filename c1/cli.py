@@ -201,7 +201,7 @@ def _agent_settings(flags: dict):
 # search --------------------------------------------------------------------------------------
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="The question.")],
+    query: Annotated[Optional[str], typer.Argument(help="The question (or --batch FILE).")] = None,
     collection: Collection = None,
     home: Home = None,
     chroma_url: ChromaUrl = None,
@@ -227,12 +227,15 @@ def search(
     save_trajectory: Annotated[Optional[Path], typer.Option("--save-trajectory", help="Write the full runs (pruned chunks included) to FILE.")] = None,
     quiet: Quiet = False,
     no_daemon: NoDaemon = False,
+    batch: Annotated[Optional[str], typer.Option("--batch", help="Questions from FILE ('-': stdin), one per line or JSON lines {\"id\", \"query\"}: one JSON result per line, in input order.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=64, help="With --batch: questions searched at once.")] = 1,
 ) -> None:
     """Search a collection with the agent; print the ranked supporting documents."""
     from c1.commands.search import run_search_command
 
     settings = _agent_settings({**locals(), "daemon": _daemon_flag(no_daemon)})
-    _run(run_search_command, settings, query, json_out=json_out, jsonl=jsonl, quiet=quiet, save_trajectory=save_trajectory)
+    _run(run_search_command, settings, query, json_out=json_out, jsonl=jsonl, quiet=quiet, save_trajectory=save_trajectory,
+         batch=batch, jobs=jobs)
 
 
 # serve ---------------------------------------------------------------------------------------

@@ -67,9 +67,11 @@ _c1() {
                 --tool-names) COMPREPLY=(); return 0 ;;
                 --max-tokens) COMPREPLY=(); return 0 ;;
                 --save-trajectory) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
+                --batch) COMPREPLY=(); return 0 ;;
+                -j|--jobs) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --json --jsonl --save-trajectory -q --quiet --no-daemon --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --json --jsonl --save-trajectory -q --quiet --no-daemon --batch -j --jobs --help" -- "$cur") )
             fi ;;
         serve)
             case "$prev" in

@@ -61,6 +61,8 @@ complete -c c1 -n '__fish_seen_subcommand_from search' -l jsonl -d 'Stream the l
 complete -c c1 -n '__fish_seen_subcommand_from search' -l save-trajectory -r -F -d 'Write the full runs (pruned chunks included) to FILE.'
 complete -c c1 -n '__fish_seen_subcommand_from search' -s q -l quiet -d 'No progress or live view on stderr.'
 complete -c c1 -n '__fish_seen_subcommand_from search' -l no-daemon -d 'Work in this process, not through the warm resident process of the home.'
+complete -c c1 -n '__fish_seen_subcommand_from search' -l batch -x -d 'Questions from FILE (\'-\': stdin), one per line or JSON lines {"id", "query"}: one JSON result per line, in input order.'
+complete -c c1 -n '__fish_seen_subcommand_from search' -s j -l jobs -x -d 'With --batch: questions searched at once.'
 complete -c c1 -n '__fish_seen_subcommand_from search' -l help -d 'Show this message and exit.'
 complete -c c1 -n '__fish_seen_subcommand_from serve' -l vllm-model -x -d 'Hub id or local checkpoint folder (gpt-oss family) for vLLM.'
 complete -c c1 -n '__fish_seen_subcommand_from serve' -l served-model-name -x -d 'Name clients use [default: the model].'

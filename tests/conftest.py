@@ -412,6 +412,21 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+def indexed_hotpot(make_env, name: str, records: int = 3, start: int = 0) -> C1Env:
+    """A new :class:`C1Env` (from ``new_c1_env``) with HotpotQA records' paragraphs indexed from
+    ``env.corpus / "paragraphs.jsonl"``."""
+    shared = shared_data_dir()
+    if not (shared / "hotpotqa").is_dir():
+        pytest.skip(f"shared test data not found at {shared} (set C1_SHARED_DATA)")
+    env = make_env(name)
+    env.corpus = env.root / "corpus"
+    env.corpus.mkdir()
+    write_jsonl(env.corpus / "paragraphs.jsonl", hotpot_paragraphs(shared, records, start))
+    indexed = env.run("index", env.corpus, "--quiet")
+    assert indexed.rc == 0, indexed.stderr
+    return env
+
+
 def write_small_corpus(shared: Path, dest: Path) -> SmallCorpus:
     enron_root = shared / "enron" / "maildir"
     by_folder: dict[Path, Path] = {}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import c1_argv, hotpot_paragraphs, readonly_view, run_cli, write_jsonl
+from conftest import c1_argv, hotpot_paragraphs, indexed_hotpot, readonly_view, run_cli, shared_data_dir, write_jsonl
 
 QUESTIONS = (
     "Which magazine was started first Arthur's Magazine or First for Women?",
@@ -31,35 +31,20 @@ QUESTIONS = (
 ON = {"C1_DAEMON": "1", "C1_DAEMON_IDLE": "120"}
 
 
-def _home_env(new_c1_env, name: str, start: int = 0, records: int = 3):
-    env = new_c1_env(name)
-    corpus = env.root / "corpus"
-    corpus.mkdir()
-    write_jsonl(corpus / "paragraphs.jsonl", hotpot_paragraphs(_shared(), records, start))
-    env.corpus = corpus
-    assert env.run("index", corpus, "--quiet").rc == 0
-    return env
-
-
 def _shared() -> Path:
-    from conftest import shared_data_dir
-
-    path = shared_data_dir()
-    if not (path / "hotpotqa").is_dir():
-        pytest.skip(f"shared test data not found at {path}")
-    return path
+    return shared_data_dir()
 
 
 @pytest.fixture(scope="module")
 def home(new_c1_env):
     """Three HotpotQA records' paragraphs, indexed; shared by the tests that do not change it."""
-    return _home_env(new_c1_env, "daemon")
+    return indexed_hotpot(new_c1_env, "daemon")
 
 
 @pytest.fixture
 def own_home(new_c1_env, request):
     """A home of this test's own (it re-indexes, damages or kills)."""
-    env = _home_env(new_c1_env, request.node.name[:30])
+    env = indexed_hotpot(new_c1_env, request.node.name[:30])
     yield env
     stop(env.env)
 
@@ -166,7 +151,7 @@ def test_the_trajectory_and_errors_come_back_as_in_process(home, tmp_path):
 
 
 def test_no_daemon_starts_nothing(new_c1_env):
-    env = _home_env(new_c1_env, "nodaemon", records=1)
+    env = indexed_hotpot(new_c1_env, "nodaemon", records=1)
     assert c1(env, "search", QUESTIONS[0], daemon=False).rc == 0
     assert c1(env, "status", daemon=False).rc == 0
     assert not socket_path(env.env).exists() and ping(env.env) is None
@@ -195,7 +180,7 @@ def test_a_stale_socket_is_replaced(own_home):
 
 
 def test_two_homes_two_processes_each_answers_for_its_own(home, new_c1_env):
-    other = _home_env(new_c1_env, "other-home", start=3)
+    other = indexed_hotpot(new_c1_env, "other-home", start=3)
     try:
         a = same_search(home, QUESTIONS[0], "--json")
         b = same_search(other, QUESTIONS[0], "--json")
@@ -283,7 +268,7 @@ def test_a_read_only_home(home, tmp_path):
 
 
 def test_it_idles_out(new_c1_env):
-    env = _home_env(new_c1_env, "idle", records=1)
+    env = indexed_hotpot(new_c1_env, "idle", records=1)
     assert c1(env, "search", QUESTIONS[0], extra={"C1_DAEMON_IDLE": "1"}).rc == 0
     reply = ping(env.env)
     assert reply is not None

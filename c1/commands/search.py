@@ -12,8 +12,20 @@ from c1.console import emit_json, err, note, stderr_is_tty, warn
 from c1.errors import C1Error
 
 
-def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl: bool, quiet: bool,
-                       save_trajectory: Path | None) -> int:
+def run_search_command(settings: Settings, query: str | None, *, json_out: bool, jsonl: bool, quiet: bool,
+                       save_trajectory: Path | None, batch: str | None = None, jobs: int = 1) -> int:
+    if batch is not None:
+        if query is not None:
+            raise C1Error("give a QUESTION or --batch FILE, not both")
+        if jsonl or save_trajectory:
+            raise C1Error(f"--batch prints one JSON result per question; it takes no {'--jsonl' if jsonl else '--save-trajectory'}")
+        from c1.commands.batch import run_batch_command
+
+        return run_batch_command(settings, batch, jobs=jobs, quiet=quiet)
+    if query is None:
+        raise C1Error("give a QUESTION (or --batch FILE)")
+    if jobs != 1:
+        raise C1Error("--jobs goes with --batch")
     if not query.strip():
         raise C1Error("the question is empty")
     if json_out and jsonl:
