@@ -242,6 +242,10 @@ class Resident:
         return corpus
 
 
+READERS_TOUCH = ("-shm", ".lock")
+"""Files that readers change too (SQLite's shared-memory index, tantivy's and c1's lock files): not marks."""
+
+
 def store_mark(settings, name: str) -> tuple | None:
     """What changes whenever a collection's stored state can: every file under its folder and under the
     embedded Chroma store (size, time, inode), and the manifest's generation and dirty flag. None when the
@@ -254,6 +258,8 @@ def store_mark(settings, name: str) -> tuple | None:
         for where, dirs, files in os.walk(root):
             dirs.sort()
             for f in sorted(files):
+                if f.endswith(READERS_TOUCH):
+                    continue
                 try:
                     st = os.stat(os.path.join(where, f))
                 except OSError:
