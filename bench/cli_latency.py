@@ -54,7 +54,7 @@ embedder.embed(["warm up"])
 t3 = time.perf_counter()
 corpus = Corpus(settings, embedder)
 t4 = time.perf_counter()
-search_here(settings, QUESTION, lambda note, warnings: None, corpus=corpus)
+search_here(settings, QUESTION, lambda *said: None, corpus=corpus)
 t5 = time.perf_counter()
 print(json.dumps({"import_chromadb": t1 - t0, "import_the_rest": t2 - t1, "onnx_session_and_tokenizer": t3 - t2,
                   "open_collection": t4 - t3, "search": t5 - t4}))
@@ -115,12 +115,12 @@ def in_process(home: Path, qs: list[str]) -> list[float]:
     settings = load_settings().with_flags(home=str(home))
     corpus = Corpus(settings)
     try:
-        search_here(settings, "warm up", lambda n, w: None, corpus=corpus)
+        search_here(settings, "warm up", lambda *said: None, corpus=corpus)
         out = []
         for q in qs:
             corpus.clear_query_cache()
             t0 = time.perf_counter()
-            search_here(settings, q, lambda n, w: None, corpus=corpus)
+            search_here(settings, q, lambda *said: None, corpus=corpus)
             out.append(time.perf_counter() - t0)
         return out
     finally:

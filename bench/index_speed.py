@@ -58,14 +58,18 @@ def build_corpus(data: Path, dest: Path, mail: int | None, sec: bool) -> tuple[i
 
 
 def same_texts(settings) -> list[str]:
-    """Exactly what the indexer gave the embedder: title-prefixed chunk texts, in document order."""
-    from c1.corpus.indexer import embed_text
+    """Exactly what the indexer gave the embedder: chunk texts with their context header, in document order."""
+    from c1.corpus.headers import stored_contexts
     from c1.corpus.manifest import Manifest
 
     m = Manifest(settings.collection_dir / "manifest.sqlite", readonly=True)
     try:
-        titles = {d.doc_id: d.title for d in m.all_docs()}
-        return [embed_text(titles[c.doc_id], c.text) for c in sorted(m.iter_chunks(), key=lambda c: (c.doc_id, c.n))]
+        out = []
+        for d in sorted(m.all_docs(), key=lambda d: d.doc_id):
+            chunks = m.doc_chunks(d.doc_id)
+            ctx = stored_contexts(d, chunks)
+            out.extend(ctx[c.id].embed_text(c.text) for c in chunks)
+        return out
     finally:
         m.close()
 

@@ -108,14 +108,14 @@ def time_search_corpus(home: Path, queries: list[str], repeats: int = 1) -> dict
     corpus = Corpus(load_settings().with_flags(home=str(home), collection="default"))
     try:
         for q in queries[:5]:  # warm up: load the model, open Chroma's index, fill OS caches
-            Tools(corpus, Context(), q).search(q)
+            Tools(corpus, Context(), q).execute("search_corpus", {"query": q})
         total, embed, bm25, dense, rerank = [], [], [], [], []
         for _ in range(repeats):
             for q in queries:
                 corpus.clear_query_cache()
                 tools = Tools(corpus, Context(), q)
                 t0 = time.perf_counter()
-                obs = tools.search(q)
+                obs = tools.execute("search_corpus", {"query": q})
                 total.append((time.perf_counter() - t0) * 1000)
                 assert obs.refs or obs.error is None
                 corpus.clear_query_cache()

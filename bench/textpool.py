@@ -14,6 +14,14 @@ def shared_data() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+def shared_data_or_exit(folder: str) -> Path:
+    """The shared data folder, or exit with a one-line message when its ``folder`` is missing."""
+    path = shared_data()
+    if not (path / folder).is_dir():
+        raise SystemExit(f"shared data not found at {path} (set C1_SHARED_DATA)")
+    return path
+
+
 def hotpot_records() -> list[dict]:
     path = shared_data() / "hotpotqa" / "hotpotqa_dev_distractor_200.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from c1 import __version__
+from c1.agent.policies import NAMES as POLICY_NAMES
 
 app = typer.Typer(
     name="c1",
@@ -107,7 +110,7 @@ def main_callback(
 # index ---------------------------------------------------------------------------------------
 @app.command()
 def index(
-    paths: Annotated[list[str], typer.Argument(help="Files and folders: txt, md, rst, html, pdf, eml, mbox, Maildir, jsonl.")],
+    paths: Annotated[list[str], typer.Argument(help="Files and folders: txt, md, rst, html, pdf, docx, pptx, xlsx, csv, odt, epub, rtf, eml, mbox, Maildir, jsonl, images.")],
     collection: Collection = None,
     home: Home = None,
     chroma_url: ChromaUrl = None,
@@ -116,6 +119,7 @@ def index(
     max_file_mb: Annotated[Optional[float], typer.Option("--max-file-mb", help="Skip files larger than this [default: 50].")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any file was skipped.")] = False,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store).")] = False,
+    ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
     json_out: Json = False,
     quiet: Quiet = False,
 ) -> None:
@@ -126,7 +130,7 @@ def index(
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url,
                          embed_model=embed_model, max_file_mb=max_file_mb)
-    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild)
+    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild, ocr=ocr)
 
 
 # status --------------------------------------------------------------------------------------
@@ -170,7 +174,7 @@ def rm(
 
 
 # The agent's options, shared by search, serve and mcp ---------------------------------------------
-PolicyOpt = Annotated[Optional[str], typer.Option("--policy", help="auto | llm | builtin [default: auto].")]
+PolicyOpt = Annotated[Optional[str], typer.Option("--policy", help=f"{' | '.join(POLICY_NAMES)} [default: auto].")]
 Parallel = Annotated[Optional[int], typer.Option("--parallel", "-p", min=1, max=32, help="Independent runs fused with RRF [default: 1].")]
 MaxDocs = Annotated[Optional[int], typer.Option("--max-docs", "-k", min=1, help="Documents to return [default: 10].")]
 Budget = Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")]
@@ -187,41 +191,40 @@ ToolNames = Annotated[Optional[str], typer.Option("--tool-names", help="Rename t
 MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", min=1, help="Cap on tokens the model generates per turn.")]
 
 
-AGENT_FLAGS = ("collection", "home", "chroma_url", "embed_url", "embed_model", "policy", "parallel", "max_docs",
-               "budget", "soft_threshold", "hard_cutoff", "max_turns", "model", "api_key", "reasoning_effort",
-               "temperature", "seed", "tool_names", "max_tokens", "daemon")
+AGENT_OPTIONS = {
+    "collection": Collection, "home": Home, "chroma_url": ChromaUrl, "embed_url": EmbedUrl, "embed_model": EmbedModel,
+    "policy": PolicyOpt, "parallel": Parallel, "max_docs": MaxDocs, "budget": Budget, "soft_threshold": SoftThreshold,
+    "hard_cutoff": HardCutoff, "max_turns": MaxTurns, "base_url": BaseUrl, "model": ModelName, "api_key": ApiKey,
+    "reasoning_effort": ReasoningEffort, "temperature": Temperature, "seed": SamplingSeed, "tool_names": ToolNames,
+    "max_tokens": MaxTokens,
+}
+"""The options of every command that runs the agent (search, serve, mcp), declared once."""
 
 
-def _agent_settings(flags: dict):
-    """Settings from a command's locals: the shared agent flags, ``--base-url`` as ``base_urls``."""
-    chosen = {k: v for k, v in flags.items() if k in AGENT_FLAGS}
-    return _settings(base_urls=tuple(flags.get("base_url") or ()), **chosen)
+def agent_options(fn):
+    """Give a command the agent's options; the command receives them as ``settings``."""
+    sig = inspect.signature(fn, eval_str=True)
+    own = [p for name, p in sig.parameters.items() if name != "settings"]
+    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=kind)
+              for name, kind in AGENT_OPTIONS.items()]
+
+    @functools.wraps(fn)
+    def command(**kwargs):
+        flags = {name: kwargs.pop(name) for name in AGENT_OPTIONS}
+        base_urls = tuple(flags.pop("base_url") or ())
+        return fn(settings=_settings(base_urls=base_urls, **flags), **kwargs)
+
+    command.__signature__ = sig.replace(parameters=own + shared)
+    command.__annotations__ = {**{p.name: p.annotation for p in own}, **AGENT_OPTIONS}
+    return command
 
 
 # search --------------------------------------------------------------------------------------
 @app.command()
+@agent_options
 def search(
     query: Annotated[Optional[str], typer.Argument(help="The question (or --batch FILE).")] = None,
-    collection: Collection = None,
-    home: Home = None,
-    chroma_url: ChromaUrl = None,
-    embed_url: EmbedUrl = None,
-    embed_model: EmbedModel = None,
-    policy: PolicyOpt = None,
-    parallel: Parallel = None,
-    max_docs: MaxDocs = None,
-    budget: Budget = None,
-    soft_threshold: SoftThreshold = None,
-    hard_cutoff: HardCutoff = None,
-    max_turns: MaxTurns = None,
-    base_url: BaseUrl = None,
-    model: ModelName = None,
-    api_key: ApiKey = None,
-    reasoning_effort: ReasoningEffort = None,
-    temperature: Temperature = None,
-    seed: SamplingSeed = None,
-    tool_names: ToolNames = None,
-    max_tokens: MaxTokens = None,
+    settings=None,
     json_out: Json = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="Stream the loop's events as JSON lines on stdout.")] = False,
     save_trajectory: Annotated[Optional[Path], typer.Option("--save-trajectory", help="Write the full runs (pruned chunks included) to FILE.")] = None,
@@ -233,13 +236,15 @@ def search(
     """Search a collection with the agent; print the ranked supporting documents."""
     from c1.commands.search import run_search_command
 
-    settings = _agent_settings({**locals(), "daemon": _daemon_flag(no_daemon)})
+    if no_daemon:
+        settings = settings.with_flags(daemon=False)
     _run(run_search_command, settings, query, json_out=json_out, jsonl=jsonl, quiet=quiet, save_trajectory=save_trajectory,
          batch=batch, jobs=jobs)
 
 
 # serve ---------------------------------------------------------------------------------------
 @app.command()
+@agent_options
 def serve(
     vllm_model: Annotated[str, typer.Option("--vllm-model", help="Hub id or local checkpoint folder (gpt-oss family) for vLLM.")] = "chromadb/context-1",
     served_model_name: Annotated[Optional[str], typer.Option("--served-model-name", help="Name clients use [default: the model].")] = None,
@@ -257,68 +262,33 @@ def serve(
     api_host: Annotated[str, typer.Option("--api-host", help="Search API bind address (non-loopback needs --token).")] = "127.0.0.1",
     api_port: Annotated[int, typer.Option("--api-port", min=1, max=65535, help="Search API port.")] = 8080,
     token: Annotated[Optional[str], typer.Option("--token", envvar="C1_SERVE_TOKEN", help="Bearer token required by the search API.")] = None,
-    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1, help="Searches at once (more get 429).")] = 4,
+    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1, help="Agent runs at once: a search takes one per parallel run (more get 429).")] = 4,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per search (then 504).")] = 300.0,
     max_body: Annotated[int, typer.Option("--max-body", min=256, help="Largest request body in bytes (then 413).")] = 65536,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every request on stderr.")] = False,
-    collection: Collection = None,
-    home: Home = None,
-    chroma_url: ChromaUrl = None,
-    embed_url: EmbedUrl = None,
-    embed_model: EmbedModel = None,
-    policy: PolicyOpt = None,
-    parallel: Parallel = None,
-    max_docs: MaxDocs = None,
-    budget: Budget = None,
-    max_turns: MaxTurns = None,
-    base_url: BaseUrl = None,
-    model: ModelName = None,
-    api_key: ApiKey = None,
-    reasoning_effort: ReasoningEffort = None,
-    temperature: Temperature = None,
-    seed: SamplingSeed = None,
-    tool_names: ToolNames = None,
-    max_tokens: MaxTokens = None,
+    settings=None,
     json_out: Json = False,
 ) -> None:
     """Serve Context-1 on vLLM (MXFP4) and the search API (POST /v1/search); or only the API."""
     from c1.commands.serve import ApiOptions, VllmFlags, run_serve
 
-    settings = _agent_settings(locals())
     vllm = VllmFlags(vllm_model, served_model_name, host, port, chroma_port, quantize, gpu_memory_utilization,
-                     tensor_parallel_size, tuple(lora or ()), seed or 0, ready_timeout)
+                     tensor_parallel_size, tuple(lora or ()), settings.seed or 0, ready_timeout)
     api = ApiOptions(api_host, api_port, token, max_concurrency, timeout, max_body, verbose)
     _run(run_serve, settings, vllm, api, dry_run=dry_run, json_out=json_out, api_only=api_only, no_api=no_api)
 
 
 # mcp -----------------------------------------------------------------------------------------
 @app.command()
+@agent_options
 def mcp(
-    collection: Collection = None,
-    home: Home = None,
-    chroma_url: ChromaUrl = None,
-    embed_url: EmbedUrl = None,
-    embed_model: EmbedModel = None,
-    policy: PolicyOpt = None,
-    parallel: Parallel = None,
-    max_docs: MaxDocs = None,
-    budget: Budget = None,
-    max_turns: MaxTurns = None,
-    base_url: BaseUrl = None,
-    model: ModelName = None,
-    api_key: ApiKey = None,
-    reasoning_effort: ReasoningEffort = None,
-    temperature: Temperature = None,
-    seed: SamplingSeed = None,
-    tool_names: ToolNames = None,
-    max_tokens: MaxTokens = None,
-    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1, help="Searches at once.")] = 2,
+    settings=None,
+    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1, help="Agent runs at once: a search takes one per parallel run.")] = 2,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per search.")] = 600.0,
 ) -> None:
     """The agent as a Model Context Protocol server on stdio (tools: search, status)."""
     from c1.commands.mcp import run_mcp
 
-    settings = _agent_settings(locals())
     _run(run_mcp, settings, max_concurrency=max_concurrency, timeout_s=timeout)
 
 

@@ -1,19 +1,69 @@
-"""Token counting for budgets and chunk sizes.
+"""Token counting in one unit: gpt-oss's own tokenizer (o200k_harmony), offline.
 
-The agent's budget is in *model* tokens. Without the model's tokenizer at hand (the built-in
-policy has no model; gpt-oss's o200k vocabulary is not shipped offline), we estimate: English
-prose averages about four characters per o200k token. Policies that talk to a real model replace
-the estimate with the server's reported prompt token count.
+The vocabulary, ``o200k_base.tiktoken`` (MIT, OpenAI's public tiktoken encodings), ships inside c1
+(``c1/data``) and is checked against the SHA-256 that tiktoken itself pins for it. The official
+``openai-harmony`` package reads it from there (``TIKTOKEN_ENCODINGS_BASE``) instead of downloading
+it, and gives both the tokenizer and the harmony rendering that vLLM applies to gpt-oss prompts,
+so a context is counted exactly as the model will see it (:mod:`c1.agent.context`).
+
+``chars_for_tokens`` is the cheap size rule of the chunker (about four characters per token of
+English prose); it sizes chunks, it counts nothing.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+from c1.pinned import checked
+
 CHARS_PER_TOKEN = 4
+DATA = Path(__file__).parent / "data"
+VOCAB = DATA / "o200k_base.tiktoken"
+VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+"""tiktoken's own pin for o200k_base (tiktoken_ext/openai_public.py)."""
+
+_lock = threading.Lock()
 
 
-def estimate_tokens(text: str) -> int:
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+class TokenizerError(Exception):
+    """The vocabulary or the harmony package is missing or altered; the message is for the user."""
 
 
 def chars_for_tokens(tokens: int) -> int:
     return tokens * CHARS_PER_TOKEN
+
+
+@lru_cache(maxsize=1)
+def harmony():
+    """``(openai_harmony module, the HARMONY_GPT_OSS encoding)``, loaded once, offline."""
+    with _lock:
+        checked(VOCAB, VOCAB_SHA256, "the o200k_base vocabulary", TokenizerError)
+        try:
+            import openai_harmony as h
+        except ImportError as exc:
+            raise TokenizerError(f"the harmony tokenizer is missing: pip install openai-harmony ({exc})") from None
+        previous = os.environ.get("TIKTOKEN_ENCODINGS_BASE")
+        os.environ["TIKTOKEN_ENCODINGS_BASE"] = str(DATA)  # read ours, never download
+        try:
+            return h, h.load_harmony_encoding(h.HarmonyEncodingName.HARMONY_GPT_OSS)
+        except Exception as exc:  # HarmonyError
+            raise TokenizerError(f"cannot load the o200k_harmony tokenizer: {exc}") from None
+        finally:
+            if previous is None:
+                os.environ.pop("TIKTOKEN_ENCODINGS_BASE", None)
+            else:
+                os.environ["TIKTOKEN_ENCODINGS_BASE"] = previous
+
+
+def encoding():
+    return harmony()[1]
+
+
+def count_tokens(text: str) -> int:
+    """o200k_harmony tokens of ``text`` as ordinary text (special-token look-alikes included)."""
+    if not text:
+        return 0
+    return len(encoding().encode(text, disallowed_special=()))

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from c1.agent import events as ev
+from c1.agent.tools import PRUNE
 
 BAR = 24
 SHOW = 6
@@ -56,7 +57,7 @@ class LiveView:
                 out.print(tag + Text(f"    {c.id}", style="green") + Text(f"{score}  {c.title}{page}", style="default"))
             if len(e.chunks) > SHOW:
                 out.print(tag + Text(f"    … and {len(e.chunks) - SHOW} more chunks", style="dim"))
-            if e.note and not e.chunks and not e.error and e.name != "prune_chunks":
+            if e.note and not e.chunks and not e.error and e.tool != PRUNE:
                 out.print(tag + Text(f"    {e.note}", style="dim"))
         elif isinstance(e, ev.ChunksPruned):
             for c in e.chunks[:SHOW]:

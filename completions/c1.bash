@@ -22,7 +22,7 @@ _c1() {
                 --max-file-mb) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --max-file-mb --strict --rebuild --json -q --quiet --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --max-file-mb --strict --rebuild --ocr --json -q --quiet --help" -- "$cur") )
             else
                 compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") )
             fi ;;
@@ -46,6 +46,9 @@ _c1() {
             fi ;;
         search)
             case "$prev" in
+                --save-trajectory) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
+                --batch) COMPREPLY=(); return 0 ;;
+                -j|--jobs) COMPREPLY=(); return 0 ;;
                 -c|--collection) COMPREPLY=(); return 0 ;;
                 --home) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -d -- "$cur") ); return 0 ;;
                 --chroma-url) COMPREPLY=(); return 0 ;;
@@ -66,12 +69,9 @@ _c1() {
                 --seed) COMPREPLY=(); return 0 ;;
                 --tool-names) COMPREPLY=(); return 0 ;;
                 --max-tokens) COMPREPLY=(); return 0 ;;
-                --save-trajectory) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
-                --batch) COMPREPLY=(); return 0 ;;
-                -j|--jobs) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --json --jsonl --save-trajectory -q --quiet --no-daemon --batch -j --jobs --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "--json --jsonl --save-trajectory -q --quiet --no-daemon --batch -j --jobs -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --help" -- "$cur") )
             fi ;;
         serve)
             case "$prev" in
@@ -100,6 +100,8 @@ _c1() {
                 -p|--parallel) COMPREPLY=(); return 0 ;;
                 -k|--max-docs) COMPREPLY=(); return 0 ;;
                 --budget) COMPREPLY=(); return 0 ;;
+                --soft-threshold) COMPREPLY=(); return 0 ;;
+                --hard-cutoff) COMPREPLY=(); return 0 ;;
                 --max-turns) COMPREPLY=(); return 0 ;;
                 --base-url) COMPREPLY=(); return 0 ;;
                 --model) COMPREPLY=(); return 0 ;;
@@ -111,10 +113,12 @@ _c1() {
                 --max-tokens) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "--vllm-model --served-model-name --host --port --chroma-port --quantize --gpu-memory-utilization --tensor-parallel-size --lora --dry-run --ready-timeout --api-only --no-api --api-host --api-port --token --max-concurrency --timeout --max-body -v --verbose -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --json --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "--vllm-model --served-model-name --host --port --chroma-port --quantize --gpu-memory-utilization --tensor-parallel-size --lora --dry-run --ready-timeout --api-only --no-api --api-host --api-port --token --max-concurrency --timeout --max-body -v --verbose --json -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --help" -- "$cur") )
             fi ;;
         mcp)
             case "$prev" in
+                --max-concurrency) COMPREPLY=(); return 0 ;;
+                --timeout) COMPREPLY=(); return 0 ;;
                 -c|--collection) COMPREPLY=(); return 0 ;;
                 --home) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -d -- "$cur") ); return 0 ;;
                 --chroma-url) COMPREPLY=(); return 0 ;;
@@ -124,6 +128,8 @@ _c1() {
                 -p|--parallel) COMPREPLY=(); return 0 ;;
                 -k|--max-docs) COMPREPLY=(); return 0 ;;
                 --budget) COMPREPLY=(); return 0 ;;
+                --soft-threshold) COMPREPLY=(); return 0 ;;
+                --hard-cutoff) COMPREPLY=(); return 0 ;;
                 --max-turns) COMPREPLY=(); return 0 ;;
                 --base-url) COMPREPLY=(); return 0 ;;
                 --model) COMPREPLY=(); return 0 ;;
@@ -133,11 +139,9 @@ _c1() {
                 --seed) COMPREPLY=(); return 0 ;;
                 --tool-names) COMPREPLY=(); return 0 ;;
                 --max-tokens) COMPREPLY=(); return 0 ;;
-                --max-concurrency) COMPREPLY=(); return 0 ;;
-                --timeout) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --max-concurrency --timeout --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "--max-concurrency --timeout -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --help" -- "$cur") )
             fi ;;
         train)
             for ((j = i + 1; j < COMP_CWORD; j++)); do

@@ -107,7 +107,7 @@ def test_full_slots_answer_429(api, hotpot_index: HotpotIndex):
     try:
         resp = post(api.url, {"query": hotpot_index.questions[0]["question"]})
         assert resp.status_code == 429 and resp.headers["Retry-After"] == "1"
-        assert "2 search slots are busy" in resp.json()["error"]["message"]
+        assert "2 of 2 agent-run slots are busy" in resp.json()["error"]["message"]
         assert httpx.get(api.url + "/health", timeout=10).json()["busy"] == 2  # health takes no slot
     finally:
         api.service.release()

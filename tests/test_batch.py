@@ -28,7 +28,7 @@ def one_search(home, question: str, **flags) -> dict:
     from c1.config import Settings
 
     settings = Settings(home=home.home, **flags)
-    return search_here(settings, question, lambda note, warnings: None).to_json()
+    return search_here(settings, question, lambda *said: None).to_json()
 
 
 def untimed(doc: dict) -> dict:

@@ -26,7 +26,7 @@ from conftest import (chroma_collection, copy_file, enron_messages, inspect_coll
 
 CHUNK_ID = re.compile(r"^[a-z2-7]{8}_\d+$")
 REPORT_KEYS = {"collection", "added", "updated", "deleted", "unchanged", "skipped", "chunks", "seconds",
-               "chunks_per_second", "documents", "total_chunks", "repaired", "warnings"}
+               "chunks_per_second", "documents", "total_chunks", "repaired", "warnings", "unsupported"}
 
 
 def free_port() -> int:
@@ -276,6 +276,9 @@ def bad_folder(tmp_path, shared_data) -> tuple[Path, dict[str, str]]:
     d.mkdir()
     (d / "good.txt").write_text("Gas prices at the Henry Hub rose sharply in December.\n\nTraders expect more.\n")
     (d / "latin1.txt").write_bytes("Caf\u00e9 r\u00e9sum\u00e9: the na\u00efve trader's notes.\n".encode("cp1252"))
+    (d / "one-bad-byte.txt").write_bytes("東京のガス市場についての報告書です。\n".encode() * 20 + b"\xff end\n")
+    for name in ("archive.zip", "tool.py", "Makefile"):  # not indexed, but counted
+        (d / name).write_bytes(b"PK\x03\x04" if name.endswith(".zip") else b"x = 1\n")
     (d / "empty.txt").write_bytes(b"")
     (d / "program.txt").write_bytes(Path(sys.executable).resolve().read_bytes()[:65536])
     (d / "sjis.txt").write_bytes(("東京のガス市場についての報告書です。" * 20).encode("shift_jis"))
@@ -302,14 +305,20 @@ def test_bad_input_is_skipped_listed_and_counted(c1_home, run_c1, bad_folder):
     for path, word in expected.items():
         assert word in skipped[path].lower(), (path, skipped[path])
         assert "\n" not in skipped[path]
-    assert r["added"] == 2  # good.txt, and latin1.txt read as Windows-1252 with a warning
-    assert [w["path"] for w in r["warnings"]] == [str(folder / "latin1.txt")]
+    # good.txt, latin1.txt read as Windows-1252 and one-bad-byte.txt with U+FFFD, with warnings
+    assert r["added"] == 3
+    assert {w["path"]: w["warning"] for w in r["warnings"]} == {
+        str(folder / "latin1.txt"): "not valid UTF-8: read as Windows-1252 text",
+        str(folder / "one-bad-byte.txt"): "not valid UTF-8 in 1 place: replaced by U+FFFD",
+    }
+    assert r["unsupported"] == {"(no extension)": 1, ".py": 1, ".zip": 1}
+    assert "ignored 3 files of unsupported types: (no extension) 1, .py 1, .zip 1" in result.stderr
     assert "8 file(s) skipped" in result.stderr
     for path in expected:
         assert path in result.stderr
     state = inspect_collection(c1_home)
     state.assert_consistent()
-    assert {d["path"] for d in state.docs} == {str(folder / "good.txt"), str(folder / "latin1.txt")}
+    assert {d["path"] for d in state.docs} == {str(folder / name) for name in ("good.txt", "latin1.txt", "one-bad-byte.txt")}
 
     strict = run_c1("index", folder, "--json", "--strict")
     assert strict.rc == 1, strict.stderr

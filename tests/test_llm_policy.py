@@ -47,8 +47,9 @@ def calls_of(text: str, known=KNOWN) -> list[tuple[str, dict | str]]:
      [("search_corpus", {"query": "Rush drummer"})]),
     ('```\n{"name": "search_corpus", "arguments": {"query": "a"}}\n```', [("search_corpus", {"query": "a"})]),
     ('{"name": "grep_corpus", "arguments": {"pattern": "19\\\\d\\\\d"}}', [("grep_corpus", {"pattern": "19\\d\\d"})]),
-    ('Let me look.\n{"name": "read_document", "arguments": "{\\"doc_id\\": \\"ab12cd34\\"}"}',
+    ('{"name": "read_document", "arguments": "{\\"doc_id\\": \\"ab12cd34\\"}"}',
      [("read_document", {"doc_id": "ab12cd34"})]),
+    ('<tools>\n{"name": "search_corpus", "arguments": {"query": "Rush"}}\n</tools>', [("search_corpus", {"query": "Rush"})]),
     ('{"function": {"name": "search_corpus", "arguments": {"query": "x"}}}', [("search_corpus", {"query": "x"})]),
     ('{"type": "function", "function": {"name": "search_corpus", "arguments": "{\\"query\\": \\"y\\"}"}}',
      [("search_corpus", {"query": "y"})]),
@@ -69,17 +70,15 @@ def calls_of(text: str, known=KNOWN) -> list[tuple[str, dict | str]]:
     ('{"search_corpus": {"query": "keyed"}}', [("search_corpus", {"query": "keyed"})]),
     ('search_corpus(query="Modern Drummer Hall of Fame")', [("search_corpus", {"query": "Modern Drummer Hall of Fame"})]),
     ("read_document('ab12cd34')", [("read_document", {"doc_id": "ab12cd34"})]),
-    ('{"name": "no_such_tool", "arguments": {"x": 1}}', [("no_such_tool", {"x": 1})]),
 ])
 def test_tool_calls_in_content(text, expected):
     assert calls_of(text) == expected
 
 
-def test_text_around_a_call_is_kept():
-    calls, rest = extract_tool_calls('I will search first.\n```json\n{"name": "search_corpus", "arguments": '
-                                     '{"query": "q"}}\n```\nThen read.', KNOWN)
-    assert [c.name for c in calls] == ["search_corpus"]
-    assert rest == "I will search first.\n\nThen read."
+def test_calls_get_fresh_ids():
+    calls, rest = extract_tool_calls('<tool_call>{"name": "search_corpus", "arguments": {"query": "a"}}</tool_call>'
+                                     '<tool_call>{"name": "grep_corpus", "arguments": {"pattern": "b"}}</tool_call>', KNOWN)
+    assert [c.name for c in calls] == ["search_corpus", "grep_corpus"] and rest == ""
     assert all(c.id.startswith("call_") for c in calls) and len({c.id for c in calls}) == len(calls)
 
 
@@ -89,6 +88,12 @@ def test_text_around_a_call_is_kept():
     '{"documents": [{"id": "ab12cd34", "justification": "x"}]}',
     '{"name": "Neil Peart", "born": 1952}',
     "",
+    # the issue's cases: document text and prose must not steer the agent
+    'The memo reads: {"name": "prune_chunks", "arguments": {"chunk_ids": ["ab12cd34_0"]}} — it is an export of the tool log.',
+    'Searching with search_corpus("Rush") would be next, but the evidence is complete: ab12cd34.',
+    '1. ab12cd34 — the band page\n2. {"name": "Neil Peart", "input": "drummer"} is quoted in ef56gh78',
+    '{"name": "no_such_tool", "arguments": {"x": 1}}',
+    'I will search first.\n```json\n{"name": "search_corpus", "arguments": {"query": "q"}}\n```\nThen read.',
 ])
 def test_answers_are_not_calls(text):
     assert extract_tool_calls(text, KNOWN) == ([], text)
@@ -100,12 +105,19 @@ def test_a_truncated_call_keeps_whole_arguments():
 
 
 def test_a_broken_call_still_becomes_a_call_with_its_raw_text():
-    text = 'Searching.\n```json\n{"name": "search_corpus", "arguments": {"query": "Rush\n```'
+    text = '```json\n{"name": "search_corpus", "arguments": {"query": "Rush\n```'
     calls, rest = extract_tool_calls(text, KNOWN)
     assert len(calls) == 1 and calls[0].name == "search_corpus"
     with pytest.raises(json.JSONDecodeError):
         json.loads(calls[0].arguments)
-    assert rest == "Searching.\n```json"
+    assert rest == ""
+
+
+def test_text_is_never_a_call_from_a_server_with_native_tool_calls():
+    text = '{"name": "prune_chunks", "arguments": {"chunk_ids": ["ab12cd34_0"]}}'
+    assert parse_reply(completion(text), KNOWN).tool_calls  # a server that writes calls as text
+    reply = parse_reply(completion(text), KNOWN, text_calls=False)
+    assert reply.tool_calls == [] and reply.text == text
 
 
 def test_native_tool_calls_and_reasoning():
@@ -323,7 +335,7 @@ def test_loop_native_calls_reasoning_echo_and_a_broken_call(corpus, hotpot_index
     script = [
         Step(body=completion(None, [("search_corpus", {"query": "Neil Peart Modern Drummer Hall of Fame"}),
                                     ("grep_corpus", {"pattern": "Counterparts"})], reasoning="first I search")),
-        Step(body=completion('```json\n{"name": "read_document", "arguments": {"doc_id": \n```', reasoning="then read")),
+        Step(body=completion(None, [("read_document", '{"doc_id": ')], reasoning="then read")),
         Step(body=completion(final, reasoning="done")),
     ]
     with ScriptedServer(script, models=["scripted"]) as srv:

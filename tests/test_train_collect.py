@@ -160,17 +160,19 @@ def test_each_turn_prompt_is_rebuilt_with_the_pruning_of_that_moment(real, tmp_p
 def test_vllm_generator_sends_token_ids_and_hot_reloads_adapters():
     from c1.train.policy import VLLMGenerator
 
-    script = [Step(body={"choices": [{"text": "x", "token_ids": [11, 12, 13]}]}),
+    script = [Step(body={"choices": [{"text": "x", "token_ids": [11, 12, 13],
+                                      "logprobs": {"token_logprobs": [-0.5, -1.25, -0.01]}}]}),
               Step(body={"choices": [{"text": "x", "logprobs": {"tokens": ["token_id:4", "token_id:9"]}}]}),
               Step(body={"status": "ok"}),  # load a
               Step(body={"choices": [{"token_ids": [1]}]}),
               Step(body={"status": "ok"}), Step(body={"status": "ok"})]  # load b, unload a
     with ScriptedServer(script) as server:
         gen = VLLMGenerator(server.base_url, "gpt-oss-20b")
-        assert gen.generate([5, 6], 10, 1.0, [200012, 200002]) == [11, 12, 13]
-        assert gen.generate([5], 3, 0.0, [9]) == [4, 9]
+        first = gen.generate([5, 6], 10, 1.0, [200012, 200002])
+        assert first.ids == [11, 12, 13] and first.logprobs == [-0.5, -1.25, -0.01], "the sampler's own log-probs are kept"
+        assert gen.generate([5], 3, 0.0, [9]).ids == [4, 9]
         gen.load_adapter("a", "/runs/rl/live/step-000001")
-        assert gen.generate([5], 3, 1.0, [9]) == [1]
+        assert gen.generate([5], 3, 1.0, [9]).ids == [1]
         gen.load_adapter("b", "/runs/rl/live/step-000002")
     posts = [(path, body) for method, path, _, body in server.requests if method == "POST"]
     first = posts[0][1]

@@ -122,16 +122,70 @@ def test_cispo_has_no_lower_bound_and_keeps_every_token_in_the_gradient():
     assert stats.clip_fraction == 0.5
 
 
-def test_cispo_matches_trl_formula_on_policy():
-    """On policy (ratio 1) CISPO is REINFORCE with token-mean aggregation, like TRL's cispo."""
+def test_cispo_matches_trls_own_loss_on_both_sides_of_the_clip(tmp_path):
+    """c1's CISPO loss and gradient against TRL's GRPOTrainer._compute_loss (loss_type="cispo") on a
+    real tiny model: importance ratios below 1, between 1 and ε_max, and above ε_max (clipped); the
+    sampler correction (TIS) multiplied in as TRL does with vLLM; both at the sampling temperature."""
     torch = pytest.importorskip("torch")
-    g = torch.Generator().manual_seed(0)
-    logp = (-torch.rand(3, 4, generator=g)).requires_grad_()
-    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0], [1, 1, 1, 1]])
-    adv = torch.tensor([0.3, -1.0, 0.7])
-    loss, _ = cispo.cispo_loss(logp, logp.detach(), adv, mask, eps_max=5.0)
-    trl_style = (-(torch.clamp(torch.ones_like(logp), max=5.0)) * adv[:, None] * logp * mask).sum() / mask.sum()
-    assert loss.item() == pytest.approx(trl_style.item(), rel=1e-6)
+    pytest.importorskip("trl")
+    from datasets import Dataset
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+    from trl import GRPOConfig, GRPOTrainer
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(["Neil Peart was the drummer of Rush"] * 10, trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<|endoftext|>", "<|im_end|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                         num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True,
+                                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id))
+    eps, temp, cap = 2.0, 0.7, 2.0
+    args = GRPOConfig(output_dir=str(tmp_path), loss_type="cispo", epsilon_high=eps, temperature=temp, beta=0.0,
+                      per_device_train_batch_size=2, num_generations=2, max_completion_length=8, report_to=[],
+                      use_cpu=True, bf16=False)
+    trainer = GRPOTrainer(model=model, reward_funcs=[lambda completions, **kw: [0.0] * len(completions)], args=args,
+                          train_dataset=Dataset.from_list([{"prompt": "Rush"}] * 4), processing_class=tok)
+    trainer.use_vllm = trainer.vllm_importance_sampling_correction = True  # TRL's sampler correction, as with vLLM
+    model.eval()
+
+    g = torch.Generator().manual_seed(1)
+    B, P, C = 2, 5, 5
+    prompt, completion = torch.randint(5, len(tok), (B, P), generator=g), torch.randint(5, len(tok), (B, C), generator=g)
+    mask = torch.tensor([[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]])
+    adv = torch.tensor([0.8, -0.5])
+    with torch.no_grad():
+        now = torch.stack([cispo.token_logprobs(model, prompt[b].tolist() + completion[b].tolist(), C, temperature=temp)
+                           for b in range(B)])
+    # π_θ/π_old = e^shift: 0.22, 0.74, 1.22 (inside the clip) and 2.72, 4.48 (above ε_max = 2)
+    shift = torch.tensor([[1.5, -0.3, 0.2, 1.0, 0.0], [-1.5, 0.2, 1.5, -0.3, 1.0]])
+    old = now - shift
+    sampler = old - torch.tensor([[0.1, -0.9, 0.0, 0.5, 0.0], [1.2, 0.0, -0.2, 0.3, -1.0]])  # μ: above and below π_old
+    tis = cispo.sampler_weights(old, sampler, cap)
+    ratios = torch.exp(shift)[mask.bool()]
+    assert (ratios > eps).any() and (ratios < 1).any() and ((ratios > 1) & (ratios < eps)).any()
+    assert (tis == cap).any() and (tis < 1).any()
+
+    inputs = {"prompt_ids": prompt, "prompt_mask": torch.ones(B, P, dtype=torch.long), "completion_ids": completion,
+              "completion_mask": mask, "advantages": adv, "num_items_in_batch": mask.sum().float(),
+              "old_per_token_logps": old, "importance_sampling_ratio": tis}
+    model.zero_grad()
+    trl_loss = trainer._compute_loss(model, inputs)
+    trl_loss.backward()
+    trl_grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    model.zero_grad()
+    logp = torch.stack([cispo.token_logprobs(model, prompt[b].tolist() + completion[b].tolist(), C, temperature=temp)
+                        for b in range(B)])
+    ours, stats = cispo.cispo_loss(logp, old, adv, mask, eps_max=eps, is_weights=tis)
+    ours.backward()
+    assert ours.item() == pytest.approx(trl_loss.item(), rel=1e-5, abs=1e-7)
+    assert trl_grads and all(torch.allclose(p.grad, trl_grads[n], rtol=1e-4, atol=1e-7)
+                             for n, p in model.named_parameters() if n in trl_grads)
+    assert stats.clip_fraction == pytest.approx(float((ratios > eps).float().mean()), abs=1e-6)
 
 
 # --- quote verification ------------------------------------------------------------------------

@@ -129,10 +129,12 @@ def test_harmony_renderer_follows_vllm_and_round_trips():
     assert "Current date: 2026-01-01" in text and "Reasoning: low" in text
     assert "<|start|>developer<|message|># Instructions\n\nYou are a retrieval subagent." in text
     assert "type search_corpus = " in text  # the tools as a functions namespace
+    # history as vLLM re-renders it with the official openai-harmony (recipient in the role section)
     assert ("<|start|>assistant<|channel|>analysis<|message|>look it up<|end|>"
-            "<|start|>assistant<|channel|>commentary to=functions.search_corpus <|constrain|>json<|message|>"
+            "<|start|>assistant to=functions.search_corpus<|channel|>commentary json<|message|>"
             '{"query":"x"}<|call|>') in text
-    assert text.endswith('<|start|>functions.search_corpus<|channel|>commentary to=assistant<|message|>'
+    # a tool result exactly as the harmony format is published: <|start|>{toolname} to=assistant<|channel|>commentary
+    assert text.endswith('<|start|>functions.search_corpus to=assistant<|channel|>commentary<|message|>'
                          '<chunk id="a_0">text</chunk><|end|><|start|>assistant')
     call = {"role": "assistant", "content": "", "reasoning": "next hop",
             "tool_calls": [{"id": "c2", "function": {"name": "search_corpus", "arguments": '{"query":"y"}'}}]}
@@ -312,3 +314,81 @@ def test_collect_sft_rl_command_bodies(hotpot, tiny, tmp_path, capsys):
         run_rl(small, **rl_args)
     run_rl(small, **{**rl_args, "resume": True, "max_steps": 2})
     assert json.loads(capsys.readouterr().out)["steps"] == 2
+
+
+# --- π_old, the sampler, the pool, the device map ---------------------------------------------------
+def test_the_model_loads_with_a_device_map(tiny):
+    """The weights go straight to the device (a device map), never built on the host and moved.
+    (This machine has no GPU: the arguments are checked for cuda, the load itself on the CPU.)"""
+    from c1.train.model import load_kwargs, load_model
+
+    assert load_kwargs(tiny, "cuda:0")["device_map"] == "cuda:0"
+    assert load_kwargs(tiny, "cuda:0")["dtype"] == torch.bfloat16
+    model = load_model(tiny, device="cpu")
+    assert next(model.parameters()).device.type == "cpu"
+
+
+def test_rollouts_keep_the_samplers_logprobs_at_the_training_temperature(hotpot, tiny, tmp_path):
+    """The sampler's own log-probabilities (μ) are kept with every turn, and the trainer computes the
+    same numbers at the same temperature: in process they agree to float error, so the sampler
+    correction is 1; a trainer at another temperature would not agree."""
+    from dataclasses import replace
+
+    from c1.agent.tools import ToolConfig
+    from c1.train.cispo import pack_turns, token_logprobs
+    from c1.train.model import load_model
+    from c1.train.policy import HFGenerator, TokenPolicy
+    from c1.train.collect import run_task
+
+    settings, corpus, tasks, _ = hotpot
+    settings = replace(settings, max_turns=2, budget=3000)
+    tok, renderer = _renderer(tiny)
+    model = load_model(tiny, device="cpu")
+    policy = TokenPolicy(renderer, HFGenerator(model, seed=0), max_new_tokens=6, temperature=0.7, max_context=16384)
+    run_task(corpus, settings, tasks[0], policy, 0, ToolConfig(search_tokens=300))
+    assert policy.turns and all(t.logprobs is not None and len(t.logprobs) == len(t.completion_ids) for t in policy.turns)
+    packed = pack_turns(policy.turns)
+    with torch.no_grad():
+        for p in packed:
+            mu = torch.tensor(p.sampler_logprobs)
+            same = token_logprobs(model, p.ids, p.spans, temperature=0.7)
+            other = token_logprobs(model, p.ids, p.spans, temperature=1.0)
+            assert torch.allclose(same, mu, atol=1e-4), (same - mu).abs().max()
+            assert not torch.allclose(other, mu, atol=1e-2)
+
+
+class SlowAnswer:
+    """A generator that answers at once with the final list, slowly, counting how many run at a time."""
+
+    def __init__(self, ids):
+        import threading
+
+        self.ids, self.lock, self.now, self.most = ids, threading.Lock(), 0, 0
+
+    def generate(self, prompt_ids, max_new_tokens, temperature, stop_ids):
+        import time
+
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(0.3)
+        with self.lock:
+            self.now -= 1
+        return list(self.ids)
+
+
+def test_the_rollouts_of_a_group_share_the_pool(hotpot, tiny, tmp_path):
+    from c1.train.model import LoraSpec, add_lora, load_model
+    from c1.train.policy import TokenPolicy
+    from c1.train.rl import RLSettings, RLTrainer
+
+    settings, corpus, tasks, _ = hotpot
+    tok, renderer = _renderer(tiny)
+    model = add_lora(load_model(tiny, device="cpu"), LoraSpec(rank=4, alpha=8))
+    gen = SlowAnswer(tok("<Document id=\"x\"></Document><|im_end|>", add_special_tokens=False)["input_ids"])
+    cfg = RLSettings(epochs=1, group_size=4, queries_per_step=1, rollout_workers=4, max_steps=1, lora=LoraSpec(rank=4, alpha=8))
+    trainer = RLTrainer(model, renderer, corpus, settings, tasks[:1], tmp_path / "rl", cfg, generator=gen,
+                        policy_factory=lambda task, i: TokenPolicy(renderer, gen, max_new_tokens=8, max_context=16384))
+    groups = trainer.rollouts(tasks[:1], beta=4.0)
+    assert [len(g) for g in groups] == [4] and [r.index for r in groups[0]] == [0, 1, 2, 3]
+    assert gen.most == 4, f"the four rollouts of one task ran {gen.most} at a time"

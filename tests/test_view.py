@@ -14,7 +14,7 @@ def _render(events, parallel=1):
     return console.export_text()
 
 
-def _stream(run=0):
+def _stream(run=0, prune="prune_chunks"):
     refs = [ev.ChunkRef(f"doc{i}abc_0", f"doc{i}abc", f"Title {i}", 0.9 - i / 10, i or None, 50) for i in range(8)]
     return [
         ev.RunStarted(run, "who drummed?", "builtin", None, 1000),
@@ -25,8 +25,8 @@ def _stream(run=0):
         ev.ToolResult(run, 1, "c2", "grep_corpus", [], "invalid regular expression '((': missing )"),
         ev.BudgetWarning(run, 1, 640, 1000, "soft"),
         ev.TurnStarted(run, 2, 640, 1000),
-        ev.ToolCalled(run, 2, "c3", "prune_chunks", {"chunk_ids": ["doc1abc_0"]}),
-        ev.ToolResult(run, 2, "c3", "prune_chunks", [], None, "freed 50 tokens"),
+        ev.ToolCalled(run, 2, "c3", prune, {"chunk_ids": ["doc1abc_0"]}, "prune_chunks"),
+        ev.ToolResult(run, 2, "c3", prune, [], None, "freed 50 tokens", "prune_chunks"),
         ev.ChunksPruned(run, 2, refs[1:2], 50),
         ev.Finished(run, [{"id": "doc0abc"}], {"turns": 3, "tool_calls": 3, "pruned": 1, "seconds": 0.5}, "answer"),
     ]
@@ -43,6 +43,13 @@ def test_view_shows_calls_chunks_prunes_and_budget():
     assert "context past the soft limit" in text
     assert "✂ doc1abc_0  Title 1" in text and "pruned 1 chunks" in text and "freed 50 tokens" in text
     assert text.count("freed") == 1, "the prune is reported once"
+
+
+def test_view_knows_a_renamed_prune_tool():
+    """--tool-names prune_chunks=DropChunks: the view reads the harness name, not the model's."""
+    text = _render(_stream(prune="DropChunks"))
+    assert "DropChunks(chunk_ids=['doc1abc_0'])" in text
+    assert text.count("freed") == 1, "the prune is reported once, whatever the model calls it"
     assert "done (answer): 1 documents, 3 turns" in text
 
 

@@ -1,17 +1,31 @@
 """The agent's working context: the message list, its token budget, and pruning.
 
 Observations are lists of blocks; a block that holds a chunk disappears from everything re-sent
-to the model once that chunk is pruned, while the full trajectory keeps it. ``used()`` counts the
-tokens of what would be sent now: an estimate, calibrated by the model server's reported prompt
-tokens when a policy provides them.
+to the model once that chunk is pruned, while the full trajectory keeps it.
+
+``used()`` is what the next request costs the model, in one unit: o200k_harmony tokens of the
+request as harmony renders it (system and developer messages with the tool schemas, every
+message, reasoning and tool call sent back, the ``<|start|>assistant`` that ends the prompt;
+:mod:`c1.harmony`). A server that reports its own ``prompt_tokens`` corrects an *offset*: the
+difference between its count and ours for the same request (a chat template with another
+preamble, another tokenizer) is added to every later count, never multiplied into it.
+
+The budget is a ceiling: a reply may not be longer than what is left (``reply_room``), and an
+observation that would not fit is replaced by a short error before it enters the context
+(:meth:`fits`), so the request sent never exceeds ``budget``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import datetime as _dt
 from dataclasses import dataclass, field
 
-from c1.tokens import estimate_tokens
+from c1.tokens import count_tokens
+
+USAGE_RESERVE = 48
+"""Tokens kept free for the ``[Token usage: …]`` line the loop appends after every turn."""
+MIN_REPLY = 32
+"""A turn needs at least this much room for the model's reply (a prune call, a short answer)."""
 
 
 @dataclass
@@ -73,24 +87,41 @@ class Shown:
 
 
 class Context:
-    def __init__(self, budget: int = 32768, soft: float = 0.5, hard: float = 0.9, count: Callable[[str], int] = estimate_tokens):
+    def __init__(self, budget: int = 32768, soft: float = 0.5, hard: float = 0.9):
         self.budget = budget
         self.soft_limit = int(budget * soft)
         self.hard_limit = int(budget * hard)
-        self.count = count
         self.messages: list[Message] = []
+        self.tools: list[dict] = []
         self.shown: dict[str, Shown] = {}
         self.pruned: set[str] = set()
-        self._scale = 1.0
+        self.offset = 0
+        """The server's count minus ours for the last request it reported on."""
         self.peak = 0
+        self._preamble: tuple[tuple, int] | None = None
+        self._counts: dict[int, tuple[tuple, int]] = {}
 
     # building ---------------------------------------------------------------------------
-    def add(self, message: Message) -> None:
+    def set_tools(self, schemas: list[dict]) -> None:
+        """The tool schemas sent with every request (they are counted with the preamble)."""
+        self.tools = list(schemas)
+        self._preamble = None
+
+    def add(self, message: Message, tokens: int | None = None) -> None:
+        """Append ``message``; ``tokens``: what :meth:`message_tokens` said it costs (saves a count)."""
         self.messages.append(message)
-        self.peak = max(self.peak, self.used())
+        if tokens is not None:
+            self._counts[len(self.messages) - 1] = (self._key(message), tokens)
+        if message.role != "assistant" or message.tool_calls:  # a final answer is never sent back
+            self.peak = max(self.peak, self.used())
 
     def note_shown(self, shown: Shown) -> None:
         self.shown.setdefault(shown.chunk_id, shown)
+
+    def unshow(self, chunk_ids: list[str]) -> None:
+        """Forget chunks that were rendered but never entered the context (their observation did not fit)."""
+        for cid in chunk_ids:
+            self.shown.pop(cid, None)
 
     # pruning ----------------------------------------------------------------------------
     def prune(self, ids: list[str]) -> tuple[list[Shown], list[str]]:
@@ -111,20 +142,72 @@ class Context:
     def openai_messages(self) -> list[dict]:
         return [m.to_openai(self.pruned) for m in self.messages]
 
-    def estimate(self) -> int:
-        return sum(self.count(m.text(self.pruned)) + 4 for m in self.messages)
+    @staticmethod
+    def count(text: str) -> int:
+        """Tokens of a piece of text (a chunk as rendered), in the context's unit."""
+        return count_tokens(text)
+
+    def counted(self) -> int:
+        """Our count of the request that would be sent now (no offset)."""
+        msgs = self.messages
+        start = 1 if msgs and msgs[0].role == "system" else 0
+        total = self._preamble_tokens(msgs[0].text() if start else None)
+        names = {c.id: c.name for m in msgs for c in m.tool_calls}
+        for i in range(start, len(msgs)):
+            total += self._message_tokens(i, msgs[i], names)
+        return total
+
+    def _preamble_tokens(self, instructions: str | None) -> int:
+        from c1 import harmony as hm
+
+        key = (instructions, len(self.tools))
+        if self._preamble is None or self._preamble[0] != key:
+            today = _dt.date.today().isoformat()  # vLLM dates the system message
+            self._preamble = (key, hm.count_preamble(instructions, self.tools, start_date=today))
+        return self._preamble[1]
+
+    def _message_tokens(self, i: int, m: Message, names: dict[str, str]) -> int:
+        from c1 import harmony as hm
+
+        key = self._key(m)
+        hit = self._counts.get(i)
+        if hit is None or hit[0] != key:
+            hit = (key, hm.count_message(m.to_openai(self.pruned), names.get(m.tool_call_id or "", "")))
+            self._counts[i] = hit
+        return hit[1]
+
+    def _key(self, m: Message) -> tuple:
+        """What a message's count depends on: its blocks, which of them are pruned, its reasoning and calls."""
+        hidden = frozenset(b.chunk_id for b in m.content if b.chunk_id in self.pruned) if isinstance(m.content, list) else ()
+        return len(m.content), hidden, len(m.reasoning or ""), len(m.tool_calls)
+
+    def message_tokens(self, message: Message) -> int:
+        """What adding ``message`` would cost."""
+        from c1 import harmony as hm
+
+        return hm.count_message(message.to_openai(self.pruned), message.name or "")
 
     def used(self) -> int:
-        return int(self.estimate() * self._scale)
+        return max(0, self.counted() + self.offset)
 
-    def calibrate(self, reported_prompt_tokens: int) -> None:
-        """Align the estimate with the server's count of the prompt just sent."""
-        est = self.estimate()
-        if reported_prompt_tokens > 0 and est > 0:
-            self._scale = reported_prompt_tokens / est
+    def calibrate(self, reported_prompt_tokens: int, counted_when_sent: int) -> None:
+        """The server counted ``reported_prompt_tokens`` for a request we counted ``counted_when_sent``."""
+        if reported_prompt_tokens and reported_prompt_tokens > 0 and counted_when_sent > 0:
+            self.offset = reported_prompt_tokens - counted_when_sent
 
     def remaining(self) -> int:
+        """Room for tool results: what is left under the hard limit."""
         return max(0, self.hard_limit - self.used())
+
+    def reply_room(self) -> int:
+        """The longest reply the model may write now: half of what is left once the usage line is
+        reserved, the other half for the observations its tool calls bring back (an observation
+        costs less than the call that asked for it when it has to be cut to an error)."""
+        return max(0, (self.budget - self.used() - USAGE_RESERVE) // 2)
+
+    def fits(self, tokens: int) -> bool:
+        """Whether ``tokens`` more still leave room for the usage line under the budget."""
+        return self.used() + tokens + USAGE_RESERVE <= self.budget
 
     def past_soft(self) -> bool:
         return self.used() >= self.soft_limit
@@ -132,10 +215,10 @@ class Context:
     def past_hard(self) -> bool:
         return self.used() >= self.hard_limit
 
-    def usage_line(self) -> str:
+    def usage_line(self, prune: str = "prune_chunks") -> str:
         line = f"[Token usage: {self.used()}/{self.budget}]"
         if self.past_hard():
-            line += " Context is past the hard limit: only prune_chunks is accepted now; prune or give your final answer."
+            line += f" Context is past the hard limit: only {prune} is accepted now; prune or give your final answer."
         elif self.past_soft():
-            line += " Context is over half full: prune chunks you no longer need, or finish."
+            line += f" Context is past {self.soft_limit} tokens: prune chunks you no longer need, or finish."
         return line

@@ -3,7 +3,9 @@
 Hybrid search runs BM25 (tantivy) and dense (Chroma) concurrently, fuses them with RRF (k=60) and
 scores the top 50 candidates with a blend of the fused rank, embedding similarity and query-term
 coverage (``RerankWeights``; by measurement the fused rank alone by default), under a relevance
-floor for candidates that share no word with the query.
+floor for candidates that share no word with the query. Chunks of long documents then get
+document-level evidence: how well their document's identity (title, file-name words, first
+page) matches the names and period the query asks about (c1/agent/identity.py).
 
 A Corpus may live long (``c1 serve``, ``c1 mcp``) while ``c1 index`` changes the collection in
 another process: :meth:`Corpus.refresh`, called before each search, reopens the stores when the
@@ -48,12 +50,19 @@ def content_terms(text: str) -> list[str]:
     return list(seen)
 
 
+def search_depth(k: int) -> int:
+    """How many chunks of a ranking one search returns for ``k`` documents: ``max(4k, 20)`` (a
+    document has several; the single-shot baselines and the built-in policy's anchor read as deep)."""
+    return max(4 * k, 20)
+
+
 @dataclass
 class Hit:
     chunk: Chunk
     doc: DocRecord
     score: float
-    """Re-ranked relevance to the query, roughly in [0, 1]."""
+    """Re-ranked relevance to the query, roughly in [0, 1], plus up to ``Corpus.W_DOC`` when the
+    chunk's document is the one the query names (``Corpus.doc_evidence``)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,8 @@ class RerankWeights:
 
 class Corpus:
     CANDIDATES = 50
+    W_DOC = 0.5
+    """Weight of document-level evidence (``doc_evidence``) added to a chunk's re-ranked score."""
     MIN_COSINE = 0.5
     """Relevance floor for candidates that share no word with the query (see ``hybrid``). Random letter
     strings reach a top-1 cosine of 0.46 at most on the pooled HotpotQA corpus (MiniLM), and no gold
@@ -90,6 +101,7 @@ class Corpus:
         self.embedder = embedder or make_embedder(settings.embed_url, settings.embed_model, settings.embed_api_key)
         self.weights = weights
         self._qcache: dict[str, object] = {}
+        self._asked: dict[str, object] = {}
         self._lock = threading.Lock()
         self._open()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="c1-search")
@@ -109,6 +121,8 @@ class Corpus:
         self._docs: OrderedDict[str, DocRecord] = OrderedDict()
         self._grep: list[tuple[str, str]] | None = None
         self._grep_streams = False
+        self._identities: dict[str, object] = {}  # per document, what its title, file name and first page say
+        self._mentions: dict[str, int] = {}  # phrase → chunks that hold it
         self.warnings = []
         if store.lexical is None:
             self.warnings.append(f"keyword search is off: {store.lexical_problem}; `c1 index` repairs it")
@@ -195,6 +209,18 @@ class Corpus:
         """Forget cached query vectors (benchmarks that time whole searches call it between questions)."""
         self._qcache.clear()
 
+    def mentions(self, phrase: str) -> int:
+        """How many chunks of the collection hold ``phrase`` (cached: titles are asked about often)."""
+        got = self._mentions.get(phrase)
+        if got is None:
+            lexical = self.store.lexical
+            if lexical is None:  # damaged (see warnings): nothing is known to be common
+                return 0
+            if len(self._mentions) >= self.DOC_CACHE:
+                self._mentions.clear()
+            got = self._mentions[phrase] = lexical.phrase_count(phrase)
+        return got
+
     def bm25(self, query: str, k: int) -> list[tuple[str, float]]:
         lexical = self.store.lexical
         return lexical.search(query, k) if lexical is not None else []  # None: damaged (see warnings)
@@ -247,9 +273,48 @@ class Corpus:
             if w.coverage and cover is None:
                 cover = coverage(terms, f"{doc.title} {chunk.text}") if terms else 0.0
             score = w.cosine * c + w.coverage * (cover or 0.0) + w.fused * (fscore / top_fused)
-            hits.append(Hit(chunk, doc, round(float(score), 4)))
+            hits.append(Hit(chunk, doc, float(score)))
+        evidence = self.doc_evidence(query, [h.doc.doc_id for h in hits])
+        for h in hits:
+            h.score = round(h.score + self.W_DOC * evidence.get(h.doc.doc_id, 0.0), 4)
         hits.sort(key=lambda h: -h.score)
         return hits[:k]
+
+    # documents ----------------------------------------------------------------------------
+    def identity(self, doc_id: str):
+        """The document's :class:`~c1.agent.identity.Identity` (title, file-name words, first page)."""
+        from c1.agent.identity import identity
+        from c1.corpus.names import file_name_words
+
+        got = self._identities.get(doc_id)
+        if got is None:
+            if len(self._identities) >= self.DOC_CACHE:
+                self._identities.clear()
+            doc = self.doc(doc_id)
+            first = self.chunks([f"{doc_id}_0"]) if doc else []
+            words = file_name_words(doc.path) if doc and doc.key == doc.path else ""
+            got = self._identities[doc_id] = identity(doc.title if doc else "", words, first[0].text if first else "")
+        return got
+
+    def doc_evidence(self, question: str, doc_ids) -> dict[str, float]:
+        """How well each document's identity matches the names and period ``question`` asks about,
+        in [0, 1], relative to the other documents given (:func:`c1.agent.identity.evidence`).
+
+        Only documents of several chunks take part: a one-chunk document (a passage, a message)
+        is whole in its chunk, whose own score already reflects its title and first lines."""
+        from c1.agent.identity import asked, evidence
+
+        wanted = self._asked.get(question)
+        if wanted is None:
+            if len(self._asked) >= 256:
+                self._asked.pop(next(iter(self._asked)))
+            wanted = self._asked[question] = asked(question)
+        if not wanted:
+            return {}
+        long = [d for d in dict.fromkeys(doc_ids) if (rec := self.doc(d)) is not None and rec.n_chunks > 1]
+        if len(long) < 2:
+            return {}
+        return {d: v for d, v in evidence(wanted, {d: self.identity(d) for d in long}).items() if v}
 
     def _cosines(self, ids: list[str], vector, known: dict[str, float]) -> dict[str, float]:
         """Cosine of each chunk with ``vector``: from the dense results where known, else from the stored vectors."""

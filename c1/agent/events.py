@@ -49,7 +49,10 @@ class ToolCalled(Event):
     turn: int = 0
     call_id: str = ""
     name: str = ""
+    """The tool as the model called it."""
     arguments: dict = field(default_factory=dict)
+    tool: str | None = None
+    """Its harness name (``search_corpus``…, whatever ``--tool-names`` renamed it to); None if unknown."""
 
 
 @dataclass
@@ -60,6 +63,8 @@ class ToolResult(Event):
     chunks: list[ChunkRef] = field(default_factory=list)
     error: str | None = None
     note: str | None = None
+    tool: str | None = None
+    """The harness name, as in :class:`ToolCalled`."""
 
 
 @dataclass

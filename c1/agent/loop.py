@@ -2,32 +2,43 @@
 
 It knows nothing of terminals, HTTP or files: it yields events. Tool calls of one turn run
 concurrently (they are independent reads); their results enter the context in call order.
+
+The context budget is a ceiling on every request sent: each turn the policy is told how long its
+reply may be (``AgentState.max_reply_tokens``; near the limit that is little, enough for a prune
+or a short answer), an observation that would not fit is replaced by a short error (its chunks
+are not counted as shown), and a run whose context has no room left at all ends (stop reason
+``budget``).
 """
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from c1.agent import events as ev
-from c1.agent.context import Block, Context, Message
+from c1.agent.context import MIN_REPLY, Block, Context, Message, ToolCall
 from c1.agent.output import Ranked, parse_final
-from c1.agent.policy import AgentState, Policy, PolicyError
-from c1.agent.tools import Observation, Tools
+from c1.agent.policy import AgentState, Policy, PolicyError, Reply
+from c1.agent.tools import PRUNE, Observation, Tools
 from c1.corpus.ids import doc_of
 
 
 class Agent:
-    def __init__(self, policy: Policy, tools: Tools, context: Context, max_turns: int = 24, run_index: int = 0):
+    def __init__(self, policy: Policy, tools: Tools, context: Context, max_turns: int = 24, run_index: int = 0,
+                 stop: threading.Event | None = None):
         self.policy = policy
         self.tools = tools
         self.context = context
         self.max_turns = max_turns
         self.run_index = run_index
+        self.stop = stop
+        """Set by the caller to end the run at its next turn (a cancelled search)."""
         self.stats = {"turns": 0, "tool_calls": 0, "pruned": 0, "errors": 0,
-                      "prompt_tokens": 0, "completion_tokens": 0}
+                      "prompt_tokens": 0, "completion_tokens": 0, "counted_tokens": 0, "count_error": 0}
         self.ranked: list[Ranked] = []
 
     def run(self, question: str) -> Iterator[ev.Event]:
@@ -35,31 +46,51 @@ class Agent:
         started = time.perf_counter()
         ctx = self.context
         yield ev.RunStarted(r, question, self.policy.name, self.policy.model, ctx.budget)
+        ctx.set_tools(self.tools.schemas())
         ctx.add(Message("system", self.policy.system_prompt(ctx.budget)))
         ctx.add(Message("user", question))
-        names = {k: self.tools.model_name(k) for k in ("search_corpus", "grep_corpus", "read_document", "prune_chunks")}
+        names = self.tools.names
         stop = "max_turns"
         warned = None
         for turn in range(1, self.max_turns + 1):
+            if self.stop is not None and self.stop.is_set():
+                stop = "cancelled"
+                break
+            room = ctx.reply_room()
+            if turn == 1 and room < MIN_REPLY:
+                yield ev.RunError(r, f"the context budget is too small: the prompt and the tool schemas alone take "
+                                     f"{ctx.used()} of {ctx.budget} tokens, which leaves no room for a reply; "
+                                     "raise --budget")
+                stop = "error"
+                break
+            if room < 1:  # not even a short answer fits
+                stop = "budget"
+                break
             self.stats["turns"] = turn
             yield ev.TurnStarted(r, turn, ctx.used(), ctx.budget)
-            state = AgentState(question, turn, self.max_turns, ctx, self.tools.schemas(), names, self.tools.corpus)
+            state = AgentState(question, turn, self.max_turns, ctx, self.tools.schemas(), names, self.tools.corpus, room)
+            sent = ctx.used()
+            counted = ctx.counted()
             try:
                 reply = self.policy.next(state)
             except PolicyError as exc:
                 yield ev.RunError(r, str(exc))
                 stop = "error"
                 break
-            self._count_tokens(reply)
-            ctx.add(Message("assistant", reply.text, list(reply.tool_calls), reasoning=reply.reasoning))
+            self._count_tokens(reply, sent, counted)
+            calls = _unique_ids(reply.tool_calls)
+            ctx.add(Message("assistant", reply.text, calls, reasoning=reply.reasoning))
             if reply.text or reply.reasoning:
                 yield ev.AssistantText(r, turn, reply.text, reply.reasoning)
-            if not reply.tool_calls:
+            if not calls:
                 self.ranked = parse_final(reply.text, self._resolve)
                 stop = "answer"
                 break
-            yield from self._act(turn, reply)
-            ctx.messages[-1].content.append(Block("\n" + ctx.usage_line()))
+            if ctx.used() > ctx.budget:  # a reply longer than it was allowed (a server that ignores max_tokens)
+                stop = "budget"
+                break
+            yield from self._act(turn, calls)
+            ctx.messages[-1].content.append(Block("\n" + ctx.usage_line(names[PRUNE])))
             level = "hard" if ctx.past_hard() else "soft" if ctx.past_soft() else None
             if level and level != warned:
                 warned = level
@@ -74,42 +105,67 @@ class Agent:
         yield ev.Finished(r, [{"id": x.doc_id, "justification": x.justification} for x in self.ranked], dict(self.stats), stop)
 
     # acting -----------------------------------------------------------------------------
-    def _act(self, turn: int, reply) -> Iterator[ev.Event]:
-        calls = [c if c.id else _with_id(c) for c in reply.tool_calls]
+    def _act(self, turn: int, calls: list[ToolCall]) -> Iterator[ev.Event]:
+        tools, ctx = self.tools, self.context
         for call in calls:
-            yield ev.ToolCalled(self.run_index, turn, call.id, call.name, _args_for_event(call.arguments))
-        # Prunes first and alone: they change what later calls may do (the hard limit). The others
-        # retrieve concurrently, then render in call order (deterministic results).
-        self.tools.begin_turn(turn)
-        prunes = [c for c in calls if self.tools.is_prune(c.name)]
-        others = [c for c in calls if c not in prunes]
-        results: dict[str, Observation] = {c.id: self.tools.execute(c.name, c.arguments) for c in prunes}
+            yield ev.ToolCalled(self.run_index, turn, call.id, call.name, _args_for_event(call.arguments),
+                                tools.harness_name(call.name))
+        # Each call's query is fixed in call order first. Then calls that change what the others may
+        # do (prunes) run first and alone; the others retrieve concurrently and render in call order.
+        tools.begin_turn(turn)
+        queries = tools.queries([(c.name, c.arguments) for c in calls])
+        results: dict[int, Observation] = {}
+        others = []
+        for i, call in enumerate(calls):
+            if tools.runs_first(call.name):
+                results[i] = tools.execute(call.name, call.arguments, queries[i])
+            else:
+                others.append(i)
         if len(others) > 1:
             with ThreadPoolExecutor(max_workers=min(4, len(others))) as pool:
-                pending = list(pool.map(lambda c: self.tools.prepare(c.name, c.arguments), others))
+                pending = list(pool.map(lambda i: tools.prepare(calls[i].name, calls[i].arguments, queries[i]), others))
         else:
-            pending = [self.tools.prepare(c.name, c.arguments) for c in others]
-        for call, render in zip(others, pending):
-            results[call.id] = render()
-        for call in calls:
-            obs = results[call.id]
+            pending = [tools.prepare(calls[i].name, calls[i].arguments, queries[i]) for i in others]
+        for i, render in zip(others, pending):
+            results[i] = render()
+        for i, call in enumerate(calls):
+            obs, message, tokens = self._fit(results[i], call)
             self.stats["tool_calls"] += 1
             if obs.error:
                 self.stats["errors"] += 1
-            content = obs.text if isinstance(obs.text, list) else [Block(obs.text)]
-            if obs.note:
-                content = content + [Block(f"({obs.note})\n")]
-            self.context.add(Message("tool", content, tool_call_id=call.id, name=call.name))
-            yield ev.ToolResult(self.run_index, turn, call.id, call.name, obs.refs, obs.error, obs.note)
+            ctx.add(message, tokens)
+            tool = tools.harness_name(call.name)
+            yield ev.ToolResult(self.run_index, turn, call.id, call.name, obs.refs, obs.error, obs.note, tool)
             if obs.pruned:
                 self.stats["pruned"] += len(obs.pruned)
                 refs = [ev.ChunkRef(s.chunk_id, s.doc_id, s.title, s.score, None, s.tokens) for s in obs.pruned]
                 yield ev.ChunksPruned(self.run_index, turn, refs, sum(s.tokens for s in obs.pruned))
 
-    def _count_tokens(self, reply) -> None:
+    def _fit(self, obs: Observation, call: ToolCall) -> tuple[Observation, Message, int]:
+        """The observation's tool message and its tokens, or a short error in its place when it would
+        not fit under the budget."""
+        ctx = self.context
+        message = _tool_message(obs, call)
+        tokens = ctx.message_tokens(message)
+        if ctx.fits(tokens):
+            return obs, message, tokens
+        ctx.unshow([r.id for r in obs.refs])
+        why = (f"not shown: the context is full ({ctx.used()} of {ctx.budget} tokens); prune chunks with "
+               f"{self.tools.model_name(PRUNE)} or give your final answer")
+        for text in (why, "context full"):
+            obs = Observation(f"Error: {text}", error=text)
+            message = _tool_message(obs, call)
+            tokens = ctx.message_tokens(message)
+            if ctx.fits(tokens):
+                break
+        return obs, message, tokens
+
+    def _count_tokens(self, reply: Reply, sent: int, counted: int) -> None:
         if reply.prompt_tokens:
             self.stats["prompt_tokens"] += reply.prompt_tokens
-            self.context.calibrate(reply.prompt_tokens)
+            self.stats["counted_tokens"] += sent
+            self.stats["count_error"] += abs(sent - reply.prompt_tokens)
+            self.context.calibrate(reply.prompt_tokens, counted)
         if reply.completion_tokens:
             self.stats["completion_tokens"] += reply.completion_tokens
 
@@ -134,14 +190,25 @@ class Agent:
         return [Ranked(d) for d, _ in sorted(best.items(), key=lambda kv: -kv[1])]
 
 
-def _with_id(call):
-    call.id = f"call_{uuid.uuid4().hex[:8]}"
-    return call
+def _tool_message(obs: Observation, call: ToolCall) -> Message:
+    content = obs.text if isinstance(obs.text, list) else [Block(obs.text)]
+    if obs.note:
+        content = content + [Block(f"({obs.note})\n")]
+    return Message("tool", content, tool_call_id=call.id, name=call.name)
+
+
+def _unique_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """Every call its own id: a missing or repeated id (two calls both ``call_0``) gets a fresh one,
+    so that each tool message answers exactly one call."""
+    seen: set[str] = set()
+    for call in calls:
+        if not call.id or call.id in seen:
+            call.id = f"call_{uuid.uuid4().hex[:8]}"
+        seen.add(call.id)
+    return list(calls)
 
 
 def _args_for_event(arguments: str) -> dict:
-    import json
-
     try:
         value = json.loads(arguments) if isinstance(arguments, str) else arguments
         return value if isinstance(value, dict) else {"_raw": arguments}

@@ -34,6 +34,8 @@ class AgentState:
     """Harness tool name → the name the model sees."""
     corpus: object = None
     """The corpus, for document lookups (the built-in policy reads chunk counts)."""
+    max_reply_tokens: int | None = None
+    """The longest reply that still fits the context budget: a model policy caps its generation with it."""
 
 
 class PolicyError(Exception):

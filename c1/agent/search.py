@@ -2,7 +2,9 @@
 
 Runs execute in threads (the heavy parts — ONNX, tantivy, Chroma, HTTP to a model server —
 release the GIL). Their events are handed to ``on_event`` from the calling thread, in arrival
-order, so consumers need no locking.
+order, so consumers need no locking. When ``on_event`` raises (a cancelled search) or ``stop`` is
+set, every run ends at its next turn and ``run_search`` returns or raises only once all of them
+have stopped: nothing keeps working for a search that is over.
 """
 
 from __future__ import annotations
@@ -30,20 +32,26 @@ def run_search(
     make_policy: Callable[[int], Policy],
     on_event: Callable[[ev.Event], None] = lambda e: None,
     tool_config: ToolConfig = ToolConfig(),
+    stop: threading.Event | None = None,
 ) -> SearchResult:
     started = time.perf_counter()
     corpus.refresh()  # a long-lived reader (serve, mcp) sees a re-index
     n = max(1, settings.parallel)
+    stop = stop or threading.Event()
     agents = []
     for i in range(n):
         context = Context(settings.budget, settings.soft_threshold, settings.hard_cutoff)
         tools = Tools(corpus, context, question, tool_config)
-        agents.append(Agent(make_policy(i), tools, context, settings.max_turns, run_index=i))
+        agents.append(Agent(make_policy(i), tools, context, settings.max_turns, run_index=i, stop=stop))
     finished: dict[int, ev.Finished] = {}
-    for event in _interleave([a.run(question) for a in agents]):
-        if isinstance(event, ev.Finished):
-            finished[event.run] = event
-        on_event(event)
+    events = _interleave([a.run(question) for a in agents], stop)
+    try:
+        for event in events:
+            if isinstance(event, ev.Finished):
+                finished[event.run] = event
+            on_event(event)
+    finally:
+        events.close()  # on an early exit: stop the runs and wait for them
     rankings = [[d["id"] for d in finished[i].documents] for i in sorted(finished)]
     justification = {}
     for i in sorted(finished):
@@ -62,8 +70,9 @@ def run_search(
     )
 
 
-def _interleave(generators: list) -> "iter":
-    """Drive each run's event generator in its own thread; yield events as they arrive."""
+def _interleave(generators: list, stop: threading.Event) -> "iter":
+    """Drive each run's event generator in its own thread; yield events as they arrive. Closed
+    early, it sets ``stop`` and joins the threads (each run ends at its next turn)."""
     if len(generators) == 1:
         yield from generators[0]
         return
@@ -83,14 +92,20 @@ def _interleave(generators: list) -> "iter":
     for t in threads:
         t.start()
     remaining = len(threads)
-    while remaining:
-        item = q.get()
-        if item is done:
-            remaining -= 1
-        elif isinstance(item, BaseException):
-            raise item
-        else:
-            yield item
+    try:
+        while remaining:
+            item = q.get()
+            if item is done:
+                remaining -= 1
+            elif isinstance(item, BaseException):
+                raise item
+            else:
+                yield item
+    finally:
+        if remaining:
+            stop.set()
+        for t in threads:
+            t.join()
 
 
 def _document(corpus: Corpus, agents: list[Agent], doc_id: str, score: float, justification: str) -> dict:
@@ -116,12 +131,14 @@ def _document(corpus: Corpus, agents: list[Agent], doc_id: str, score: float, ju
 
 
 def _merge_stats(stats: list[dict], seconds: float) -> dict:
-    keys = ("turns", "tool_calls", "pruned", "errors", "prompt_tokens", "completion_tokens", "seen_chunks")
+    keys = ("turns", "tool_calls", "pruned", "errors", "prompt_tokens", "completion_tokens", "counted_tokens",
+            "count_error", "seen_chunks")
     out = {k: sum(s.get(k, 0) for s in stats) for k in keys}
     out["runs"] = len(stats)
     out["context_peak"] = max((s.get("context_peak", 0) for s in stats), default=0)
     out["tokens"] = {"prompt": out.pop("prompt_tokens"), "completion": out.pop("completion_tokens"),
-                     "context_peak": out.pop("context_peak")}
+                     "context_peak": out.pop("context_peak"), "counted": out.pop("counted_tokens"),
+                     "count_error": out.pop("count_error")}
     out["seconds"] = round(seconds, 3)
     return out
 

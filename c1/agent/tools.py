@@ -1,5 +1,10 @@
 """The four tools of the harness contract, over a Corpus and the run's Context.
 
+Every tool is one :class:`ToolSpec` in ``SPECS``: its name, its one argument, what its schema and
+the system prompt say about it, how it retrieves (the slow part, run concurrently with the other
+calls of a turn) and how it renders its observation (in call order). The schemas, the prompt's
+tool list (:mod:`c1.agent.prompts`), the live view and training's argument map all derive from it.
+
 Every failure a model can cause (bad JSON, unknown tool, missing argument, invalid or runaway
 regex, unknown document) becomes an error observation; the run goes on.
 """
@@ -7,19 +12,19 @@ regex, unknown document) becomes an error observation; the run goes on.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from c1.agent.context import Block, Context, Shown
-from c1.agent.corpus import Corpus
 from c1.agent.events import ChunkRef
-from c1.corpus.manifest import Chunk, DocRecord
 
-SEARCH, GREP, READ, PRUNE = "search_corpus", "grep_corpus", "read_document", "prune_chunks"
-PARAMS = {SEARCH: "query", GREP: "pattern", READ: "doc_id", PRUNE: "chunk_ids"}
-"""Each tool's one argument."""
+if TYPE_CHECKING:
+    from c1.agent.corpus import Corpus
+    from c1.corpus.manifest import Chunk, DocRecord
 
 
 @dataclass(frozen=True)
@@ -42,23 +47,29 @@ class Observation:
     note: str | None = None
 
 
-def _schema(name: str, description: str, param: str, kind: dict, param_doc: str) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": {param: {**kind, "description": param_doc}},
-                "required": [param],
-            },
-        },
-    }
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    """The harness name (the contract's); ``ToolConfig.names`` may rename it for the model."""
+    param: str
+    """Its one argument."""
+    kind: dict
+    """The argument's JSON schema."""
+    param_doc: str
+    description: str
+    """For the function schema; ``{grep_max}`` is filled from the ToolConfig."""
+    prompt: str
+    """What the system prompt says it does."""
+    retrieve: Callable[["Tools", object, str], object]
+    """(tools, argument, the query in effect at this call) → a payload, or an error Observation."""
+    render: Callable[["Tools", object, object], Observation]
+    """(tools, argument, payload) → the observation, in call order."""
+    first: bool = False
+    """Runs alone, before the other calls of its turn (it changes what they may do)."""
 
 
 class Tools:
-    def __init__(self, corpus: Corpus, context: Context, question: str, config: ToolConfig = ToolConfig()):
+    def __init__(self, corpus: "Corpus", context: Context, question: str, config: ToolConfig = ToolConfig()):
         self.corpus = corpus
         self.context = context
         self.config = config
@@ -66,164 +77,107 @@ class Tools:
         self.turn = 0
         self._spent = 0
         self._lock = threading.Lock()
-        self._to_model = {k: config.names.get(k, k) for k in (SEARCH, GREP, READ, PRUNE)}
+        self._to_model = tool_names(config.names)
         self._from_model = {v: k for k, v in self._to_model.items()}
 
     # schemas ----------------------------------------------------------------------------
     def schemas(self) -> list[dict]:
-        n = self._to_model
-        return [
-            _schema(n[SEARCH], "Hybrid search (BM25 + dense, fused and re-ranked) over the corpus. Returns whole chunks "
-                    "not shown before in this run, best first.", "query", {"type": "string"}, "What to look for."),
-            _schema(n[GREP], f"Regular-expression search over chunk text; returns up to {self.config.grep_max} chunks "
-                    "not shown before. Case-insensitive unless the pattern has capitals.", "pattern", {"type": "string"},
-                    "A Python regular expression."),
-            _schema(n[READ], "Read a document: its chunks ranked against the current query, cut to the remaining budget.",
-                    "doc_id", {"type": "string"}, "The document id (the part of a chunk id before the underscore)."),
-            _schema(n[PRUNE], "Remove chunks you no longer need from the context to free tokens.", "chunk_ids",
-                    {"type": "array", "items": {"type": "string"}}, "Ids of chunks to remove."),
-        ]
+        return [_schema(self._to_model[s.name], s.description.format(grep_max=self.config.grep_max), s.param, s.kind,
+                        s.param_doc) for s in SPECS]
 
     def model_name(self, tool: str) -> str:
         return self._to_model[tool]
+
+    @property
+    def names(self) -> dict[str, str]:
+        """Harness name → the name the model sees."""
+        return dict(self._to_model)
 
     def harness_name(self, name: str) -> str | None:
         """The harness name of a tool as the model called it (None for an unknown tool)."""
         return self._from_model.get(name)
 
-    def is_prune(self, name: str) -> bool:
-        return self.harness_name(name) == PRUNE
+    def runs_first(self, name: str) -> bool:
+        tool = self.harness_name(name)
+        return tool is not None and TOOLS[tool].first
 
     # dispatch ---------------------------------------------------------------------------
     def begin_turn(self, turn: int) -> None:
         self.turn = turn
         self._spent = 0
 
-    def execute(self, name: str, arguments: str | dict) -> Observation:
-        return self.prepare(name, arguments)()
+    def queries(self, calls: list[tuple[str, str | dict]]) -> list[str]:
+        """The query in effect at each call of a turn, fixed in call order before any runs: a
+        ``read_document`` after a ``search_corpus`` of the same turn ranks against that search's
+        query, one before it against the previous one, whatever the threads do."""
+        out = []
+        for name, arguments in calls:
+            out.append(self.current_query)
+            checked = self._arguments(name, arguments)
+            if isinstance(checked, tuple) and checked[0] == SEARCH:
+                self.current_query = str(checked[1])
+        return out
 
-    def prepare(self, name: str, arguments: str | dict) -> Callable[[], Observation]:
-        """Validate and do the slow part (retrieval) now; return what renders the observation.
+    def execute(self, name: str, arguments: str | dict, query: str | None = None) -> Observation:
+        return self.prepare(name, arguments, query)()
+
+    def prepare(self, name: str, arguments: str | dict, query: str | None = None) -> Callable[[], Observation]:
+        """Validate and retrieve (the slow part) now; return what renders the observation.
 
         Calls of one turn are prepared concurrently and rendered in call order, so which call
         shows a chunk that two of them found does not depend on thread timing."""
-        obs = self._validate(name, arguments)
-        if isinstance(obs, Observation):
-            return lambda: obs
-        tool, value = obs
-        return {SEARCH: self.search, GREP: self.grep, READ: self.read, PRUNE: self.prune}[tool](value)
+        checked = self._validate(name, arguments)
+        if isinstance(checked, Observation):
+            return lambda: checked
+        tool, value = checked
+        spec = TOOLS[tool]
+        if query is None:
+            query = self.current_query
+            if tool == SEARCH:
+                self.current_query = str(value)
+        payload = spec.retrieve(self, value, query)
+        if isinstance(payload, Observation):
+            return lambda: payload
+        return lambda: spec.render(self, value, payload)
 
-    def _validate(self, name: str, arguments: str | dict) -> Observation | tuple[str, object]:
+    def _arguments(self, name: str, arguments: str | dict) -> Observation | tuple[str, object]:
         tool = self._from_model.get(name)
         if tool is None:
             return _error(f"unknown tool {name!r}; available: {', '.join(self._to_model.values())}")
+        param = TOOLS[tool].param
         if isinstance(arguments, str):
             try:
                 args = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
                 return _error(f"arguments of {name} are not valid JSON ({exc.msg}); send an object like "
-                              f"{json.dumps({self._param(tool): '...'})}")
+                              f"{json.dumps({param: '...'})}")
         else:
             args = arguments
         if not isinstance(args, dict):
             return _error(f"arguments of {name} must be a JSON object")
-        param = self._param(tool)
         value = args.get(param)
         if tool == PRUNE and isinstance(value, str):
             value = [v.strip() for v in value.replace(",", " ").split() if v.strip()]
         if value is None or (isinstance(value, str) and not value.strip()) or (tool == PRUNE and not isinstance(value, list)):
             return _error(f"{name} needs the argument {param!r}")
-        if tool != PRUNE and self.context.past_hard():
+        return tool, value
+
+    def _validate(self, name: str, arguments: str | dict) -> Observation | tuple[str, object]:
+        checked = self._arguments(name, arguments)
+        if isinstance(checked, tuple) and not TOOLS[checked[0]].first and self.context.past_hard():
             return _error(
                 f"refused: the context holds {self.context.used()} of {self.context.budget} tokens, past the hard limit "
                 f"of {self.context.hard_limit}. Only {self._to_model[PRUNE]} is accepted now: prune chunks you do not "
                 "need, or give your final answer."
             )
-        return tool, value
-
-    @staticmethod
-    def _param(tool: str) -> str:
-        return PARAMS[tool]
-
-    # the tools --------------------------------------------------------------------------
-    def search(self, query: str) -> Callable[[], Observation]:
-        self.current_query = query
-        hits = self.corpus.hybrid(str(query), self.corpus.CANDIDATES, exclude=set(self.context.shown))
-        items = [(h.chunk, h.doc, h.score) for h in hits]
-        return lambda: self._render(items, self.config.search_tokens, f"No new chunks match {query!r}.")
-
-    def grep(self, pattern: str) -> Callable[[], Observation]:
-        import regex
-
-        flags = 0 if any(ch.isupper() for ch in pattern) else regex.IGNORECASE
-        try:
-            compiled = regex.compile(pattern, flags)
-        except (regex.error, ValueError, TypeError) as exc:
-            return _fixed(_error(f"invalid regular expression {pattern!r}: {exc}"))
-        deadline = time.monotonic() + self.config.grep_seconds
-        found: list[str] = []
-        seen = self.context.shown
-        for cid, text in self.corpus.all_chunks:
-            if cid in seen:
-                continue
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            try:
-                if compiled.search(text, timeout=left):
-                    found.append(cid)
-                    if len(found) >= self.config.grep_max:
-                        break
-            except TimeoutError:
-                break
-        timed_out = time.monotonic() >= deadline
-        if not found and timed_out:
-            return _fixed(_error(f"pattern {pattern!r} took longer than {self.config.grep_seconds:g}s; simplify it"))
-        items = [(c, self.corpus.doc(c.doc_id), None) for c in self.corpus.chunks(found)]
-
-        def render() -> Observation:
-            obs = self._render(items, self.context.budget, f"No unseen chunk matches {pattern!r}.")
-            if timed_out:
-                obs.note = "search stopped at the time limit; results may be partial"
-            return obs
-
-        return render
-
-    def read(self, doc_id: str) -> Callable[[], Observation]:
-        doc_id = str(doc_id).strip()
-        if "_" in doc_id and self.corpus.doc(doc_id) is None:
-            doc_id = doc_id.rsplit("_", 1)[0]  # a chunk id was given
-        doc = self.corpus.doc(doc_id)
-        if doc is None:
-            return _fixed(_error(f"no document {doc_id!r}; document ids are the part of a chunk id before the underscore"))
-        chunks = [c for c in self.corpus.doc_chunks(doc_id) if c.id not in self.context.shown]
-        if not chunks:
-            return _fixed(Observation(f"All {doc.n_chunks} chunk(s) of {doc_id} were already shown in this run."))
-        items = [(c, doc, s) for c, s in self.corpus.rank_chunks(chunks, self.current_query)]
-
-        def render() -> Observation:
-            obs = self._render(items, self.config.read_tokens, f"All of {doc_id} was already shown in this run.")
-            obs.note = f"document {doc_id} has {doc.n_chunks} chunk(s); {len(obs.refs)} shown now"
-            return obs
-
-        return render
-
-    def prune(self, ids: list) -> Callable[[], Observation]:
-        before = self.context.used()
-        done, bad = self.context.prune([str(i).strip() for i in ids])
-        msg = f"Pruned {len(done)} chunk(s)" + (f": {', '.join(s.chunk_id for s in done)}." if done else ".")
-        if bad:
-            msg += f" Not in context (unknown or already pruned): {', '.join(map(str, bad))}."
-        obs = Observation(msg, pruned=done)
-        obs.note = f"freed {max(0, before - self.context.used())} tokens"
-        return _fixed(obs)
+        return checked
 
     # rendering --------------------------------------------------------------------------
-    def _render(self, items: list[tuple[Chunk, DocRecord, float | None]], budget: int, empty: str) -> Observation:
+    def _render(self, items: list[tuple["Chunk", "DocRecord", float | None]], budget: int, empty: str) -> Observation:
         with self._lock:  # calls of one turn run concurrently: never show a chunk twice
             return self._render_locked(items, budget, empty)
 
-    def _render_locked(self, items: list[tuple[Chunk, DocRecord, float | None]], budget: int, empty: str) -> Observation:
+    def _render_locked(self, items: list[tuple["Chunk", "DocRecord", float | None]], budget: int, empty: str) -> Observation:
         """Whole chunks not yet shown, until ``budget`` or what is left under the hard limit (minus
         what earlier calls of this turn already took) is spent."""
         items = [it for it in items if it[0].id not in self.context.shown]
@@ -249,7 +203,148 @@ class Tools:
         return Observation(blocks, refs)
 
 
-def render_chunk(chunk: Chunk, doc: DocRecord, score: float | None) -> str:
+# --- the tools: retrieve (concurrently), then render (in call order) --------------------------------
+def _search(tools: Tools, query, _current: str):
+    hits = tools.corpus.hybrid(str(query), tools.corpus.CANDIDATES, exclude=set(tools.context.shown))
+    return [(h.chunk, h.doc, h.score) for h in hits]
+
+
+def _show_search(tools: Tools, query, items) -> Observation:
+    return tools._render(items, tools.config.search_tokens, f"No new chunks match {query!r}.")
+
+
+def _grep(tools: Tools, pattern, _current: str):
+    import regex
+
+    pattern = str(pattern)
+    flags = 0 if any(ch.isupper() for ch in pattern) else regex.IGNORECASE
+    try:
+        compiled = regex.compile(pattern, flags)
+    except (regex.error, ValueError, TypeError) as exc:
+        return _error(f"invalid regular expression {pattern!r}: {exc}")
+    limit = tools.config.grep_seconds
+    deadline = time.monotonic() + limit
+    found: list[str] = []
+    seen = tools.context.shown
+    for cid, text in tools.corpus.all_chunks:
+        if cid in seen:
+            continue
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            if compiled.search(text, timeout=left):
+                found.append(cid)
+                if len(found) >= tools.config.grep_max:
+                    break
+        except TimeoutError:
+            break
+    timed_out = time.monotonic() >= deadline
+    if not found and timed_out:
+        return _error(f"pattern {pattern!r} took longer than {limit:g}s; simplify it")
+    return [(c, tools.corpus.doc(c.doc_id), None) for c in tools.corpus.chunks(found)], timed_out
+
+
+def _show_grep(tools: Tools, pattern, payload) -> Observation:
+    items, timed_out = payload
+    obs = tools._render(items, tools.context.budget, f"No unseen chunk matches {pattern!r}.")
+    if timed_out:
+        obs.note = "search stopped at the time limit; results may be partial"
+    return obs
+
+
+def _read(tools: Tools, doc_id, query: str):
+    doc_id = str(doc_id).strip()
+    corpus = tools.corpus
+    if "_" in doc_id and corpus.doc(doc_id) is None:
+        doc_id = doc_id.rsplit("_", 1)[0]  # a chunk id was given
+    doc = corpus.doc(doc_id)
+    if doc is None:
+        return _error(f"no document {doc_id!r}; document ids are the part of a chunk id before the underscore")
+    chunks = [c for c in corpus.doc_chunks(doc_id) if c.id not in tools.context.shown]
+    if not chunks:
+        return Observation(f"All {doc.n_chunks} chunk(s) of {doc_id} were already shown in this run.")
+    return doc, [(c, doc, s) for c, s in corpus.rank_chunks(chunks, query)]
+
+
+def _show_read(tools: Tools, _doc_id, payload) -> Observation:
+    doc, items = payload
+    obs = tools._render(items, tools.config.read_tokens, f"All of {doc.doc_id} was already shown in this run.")
+    obs.note = f"document {doc.doc_id} has {doc.n_chunks} chunk(s); {len(obs.refs)} shown now"
+    return obs
+
+
+def _prune(tools: Tools, ids, _current: str):
+    return [str(i).strip() for i in ids]
+
+
+def _show_prune(tools: Tools, _ids, ids: list[str]) -> Observation:
+    ctx = tools.context
+    before = ctx.used()
+    done, bad = ctx.prune(ids)
+    msg = f"Pruned {len(done)} chunk(s)" + (f": {', '.join(s.chunk_id for s in done)}." if done else ".")
+    if bad:
+        msg += f" Not in context (unknown or already pruned): {', '.join(map(str, bad))}."
+    return Observation(msg, pruned=done, note=f"freed {max(0, before - ctx.used())} tokens")
+
+
+SEARCH, GREP, READ, PRUNE = "search_corpus", "grep_corpus", "read_document", "prune_chunks"
+SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec(SEARCH, "query", {"type": "string"}, "What to look for.",
+             "Hybrid search (BM25 + dense, fused and re-ranked) over the corpus. Returns whole chunks not shown before "
+             "in this run, best first.",
+             "hybrid keyword and semantic search. Returns whole chunks you have not seen yet in this session, best first.",
+             _search, _show_search),
+    ToolSpec(GREP, "pattern", {"type": "string"}, "A Python regular expression.",
+             "Regular-expression search over chunk text; returns up to {grep_max} chunks not shown before. "
+             "Case-insensitive unless the pattern has capitals.",
+             "regular-expression search over chunk text, for exact names, numbers, dates and phrases.",
+             _grep, _show_grep),
+    ToolSpec(READ, "doc_id", {"type": "string"}, "The document id (the part of a chunk id before the underscore).",
+             "Read a document: its chunks ranked against the current query, cut to the remaining budget.",
+             "more chunks of one document, ranked against your latest query.",
+             _read, _show_read),
+    ToolSpec(PRUNE, "chunk_ids", {"type": "array", "items": {"type": "string"}}, "Ids of chunks to remove.",
+             "Remove chunks you no longer need from the context to free tokens.",
+             "remove chunks you no longer need from your context.",
+             _prune, _show_prune, first=True),
+)
+TOOLS = {s.name: s for s in SPECS}
+PARAMS = {s.name: s.param for s in SPECS}
+"""Each tool's one argument."""
+
+
+def tool_names(renames: dict | None) -> dict[str, str]:
+    """Harness name → the name the model sees, with ``renames`` applied."""
+    return {s.name: (renames or {}).get(s.name, s.name) for s in SPECS}
+
+
+def _schema(name: str, description: str, param: str, kind: dict, param_doc: str) -> dict:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {param: {**kind, "description": param_doc}},
+                "required": [param],
+            },
+        },
+    }
+
+
+_FORGEABLE = re.compile(r"<(?=\s*/?\s*chunk\b|\|)", re.IGNORECASE)
+
+
+def escape_body(text: str) -> str:
+    """Chunk text as data: ``<`` written ``&lt;`` where it would open or close a chunk tag
+    (``</chunk><chunk id=…>``) or a special token of a chat template (``<|im_end|>``), so that no
+    document can forge the structure of an observation or a turn. Everything else is left as is."""
+    return _FORGEABLE.sub("&lt;", text)
+
+
+def render_chunk(chunk: "Chunk", doc: "DocRecord", score: float | None) -> str:
     attrs = [f'id="{chunk.id}"', f'doc="{chunk.doc_id}"', f'title="{_attr(doc.title)}"']
     if chunk.page is not None:
         attrs.append(f'page="{chunk.page}"')
@@ -260,16 +355,12 @@ def render_chunk(chunk: Chunk, doc: DocRecord, score: float | None) -> str:
         attrs.append(f'date="{_attr(str(doc.meta["date"]))}"')
     if score is not None:
         attrs.append(f'score="{score:.2f}"')
-    return f"<chunk {' '.join(attrs)}>\n{chunk.text.strip()}\n</chunk>\n"
+    return f"<chunk {' '.join(attrs)}>\n{escape_body(chunk.text.strip())}\n</chunk>\n"
 
 
 def _attr(value: str) -> str:
-    return value.replace('"', "'").replace("\n", " ")[:120]
+    return escape_body(value.replace('"', "'").replace("\n", " ")[:120]).replace(">", "&gt;")
 
 
 def _error(message: str) -> Observation:
     return Observation(f"Error: {message}", error=message)
-
-
-def _fixed(obs: Observation) -> Callable[[], Observation]:
-    return lambda: obs

@@ -75,11 +75,13 @@ class _Shown:
         if jsonl:
             self.consumers.append(lambda e: emit_json(e.to_json()))
 
-    def opened(self, policy_note: str, warnings: list[str]) -> None:
+    def opened(self, policy_note: str, policy_warning: str | None, warnings: list[str]) -> None:
         if self.said:  # the resident process stopped before any event: the search runs again here
             return
         self.said = True
-        if not self.quiet and not self.jsonl:
+        if policy_warning:  # the user named a model server that cannot be used: said even with --quiet
+            warn(policy_warning)
+        elif not self.quiet and not self.jsonl:
             note(f"c1: {policy_note}")
         for line in warnings:
             warn(line)
@@ -91,8 +93,8 @@ class _Shown:
 
 def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=None):
     """One search in this process: open the collection (unless given ``corpus``), choose the policy,
-    tell ``on_open(policy note, corpus warnings)``, run, and return the SearchResult. The resident
-    process runs the very same function, so both give the same result."""
+    tell ``on_open(policy note, policy warning, corpus warnings)``, run, and return the SearchResult. The
+    resident process runs the very same function, so both give the same result."""
     from c1.agent.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.search import run_search
@@ -103,13 +105,15 @@ def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=N
         corpus = Corpus(settings)  # first: when the collection cannot be opened, that is the one line printed
     try:
         choice = choose_policy(settings)
-        on_open(choice.note, list(corpus.warnings))
+        on_open(choice.note, choice.warning, list(corpus.warnings))
         result = run_search(corpus, settings, query, choice.factory, on_event or (lambda e: None),
                             ToolConfig(names=_tool_names(settings)))
     finally:
         if own:
             corpus.close()
     result.stats["policy_note"] = choice.note
+    if choice.warning:
+        result.stats["policy_warning"] = choice.warning
     return result
 
 

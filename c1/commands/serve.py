@@ -58,7 +58,7 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
         model=vllm.model, served_model_name=vllm.served_model_name, host=vllm.host, port=vllm.port or VLLM_PORT,
         chroma_port=vllm.chroma_port, context_budget=settings.budget, gpu_memory_utilization=vllm.gpu_memory_utilization,
         tensor_parallel_size=vllm.tensor_parallel_size, lora=tuple(parse_lora(s) for s in vllm.lora), seed=vllm.seed,
-        quantize=None if vllm.quantize == "none" else vllm.quantize,
+        quantize=None if vllm.quantize == "none" else vllm.quantize, api_model=settings.model,
     )
     the_plan = plan(opts)
     if dry_run or json_out:
@@ -74,7 +74,7 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
     if not no_api:
         from c1.serve.api import make_server
 
-        model_settings = replace(settings, base_urls=(the_plan.url,), model=the_plan.served_model_name, policy="llm")
+        model_settings = replace(settings, base_urls=(the_plan.url,), model=the_plan.api_model, policy="llm")
         api_server = make_server(model_settings, **api.kwargs())  # bound now: a port clash fails before vLLM starts
 
     serving = threading.Event()

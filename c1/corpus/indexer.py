@@ -31,6 +31,7 @@ from c1.config import Settings
 from c1.corpus.chunking import chunk_spans
 from c1.corpus.documents import Document, Skip
 from c1.corpus.embedders import Embedder, EmbedderError
+from c1.corpus.headers import ChunkContext, contexts, stored_contexts
 from c1.corpus.ids import chunk_id, doc_id_for
 from c1.corpus.manifest import Chunk, DocRecord, FileRecord, Manifest, ManifestDamaged, chunk_hash
 from c1.errors import C1Error
@@ -48,6 +49,8 @@ class IndexReport:
     deleted: int = 0
     unchanged: int = 0
     skipped: list[dict] = field(default_factory=list)
+    unsupported: dict[str, int] = field(default_factory=dict)
+    """Files of unsupported types inside the folders indexed, by extension."""
     warnings: list[dict] = field(default_factory=list)
     documents: int = 0
     chunks: int = 0
@@ -134,7 +137,7 @@ class Indexer:
     def run(self, paths: list[str], rebuild: bool = False) -> IndexReport:
         """Index ``paths``. ``rebuild``: first re-create Chroma's vectors and the lexical index from the
         manifest, whatever their state."""
-        from c1.corpus.walk import walk
+        from c1.corpus.walk import scan
 
         started = time.perf_counter()
         roots = [os.path.abspath(p) for p in paths]
@@ -148,8 +151,10 @@ class Indexer:
                     self._reconcile(store, rebuild)
                     report.repaired = True
                 present = [r for r in roots if os.path.exists(r)]
-                sources, walk_skips = walk(present, max_bytes=int(self.settings.max_file_mb * 1024 * 1024))
-                report.skipped.extend({"path": p, "reason": r} for p, r in walk_skips)
+                found = scan(present, max_bytes=int(self.settings.max_file_mb * 1024 * 1024))
+                sources = found.sources
+                report.skipped.extend({"path": p, "reason": r} for p, r in found.skipped)
+                report.unsupported = dict(sorted(found.unsupported.items(), key=lambda kv: (-kv[1], kv[0])))
                 todo = self._classify(store, sources, report)
                 gone = self._vanished(store, roots, {s.path for s in sources})
                 store.manifest.set_meta("dirty", "1")
@@ -291,6 +296,7 @@ class Indexer:
         chunks: list[Chunk] = []
         metas: list[dict] = []
         embed_inputs: list[str] = []
+        ctxs: list[ChunkContext] = []
         for item in batch:
             for doc in item.docs:
                 record, doc_chunks = self._chunk(doc, taken)
@@ -298,10 +304,11 @@ class Indexer:
                     continue
                 docs.append(record)
                 chunks.extend(doc_chunks)
-                for c in doc_chunks:
-                    c.hash = chunk_hash(record.title, c.text)
+                for c, ctx in zip(doc_chunks, contexts(record.title, record.path, record.key, doc.text, doc_chunks)):
+                    c.hash = chunk_hash(record.title, ctx.embed_text(c.text))
                     metas.append(chroma_metadata(record, c))
-                    embed_inputs.append(embed_text(record.title, c.text))
+                    embed_inputs.append(ctx.embed_text(c.text))
+                    ctxs.append(ctx)
         paths = [item.rec.path for item in batch]
         old_ids = {cid for d in store.manifest.docs_of(paths) for cid in d.chunk_ids()}
         new_ids = [c.id for c in chunks]
@@ -316,9 +323,8 @@ class Indexer:
         if chunks:
             store.vectors.upsert(new_ids, vectors, [c.text for c in chunks], metas)
         store.lexical.delete_docs({doc_of_id for doc_of_id in (i.rsplit("_", 1)[0] for i in old_ids)} | {d.doc_id for d in docs})
-        titles = {d.doc_id: d.title for d in docs}
-        for c in chunks:
-            store.lexical.add(c.id, c.doc_id, titles[c.doc_id], c.text)
+        for c, ctx in zip(chunks, ctxs):
+            store.lexical.add(c.id, c.doc_id, ctx.identity, ctx.lexical_text(c.text))
         store.lexical.commit()
         store.manifest.replace_files([item.rec for item in batch], docs, chunks)
         for item in batch:
@@ -361,13 +367,16 @@ class Indexer:
         stale = {i for i, h in expected.items() if i in present and h and present[i] and h != present[i]}
         redo = sorted((set(expected) - set(present)) | stale)
         self.state = Progress(files_total=0, current="rebuilding from the manifest")
+        ctx: dict[str, ChunkContext] = {}  # chunk id → its header, per document as it comes
         for start in range(0, len(redo), BATCH_CHUNKS):
             part = store.manifest.chunks(redo[start : start + BATCH_CHUNKS])
             docs = {d: store.manifest.doc(d) for d in {c.doc_id for c in part}}
             for c in part:
-                c.hash = c.hash or chunk_hash(docs[c.doc_id].title, c.text)
+                if c.id not in ctx:
+                    ctx.update(stored_contexts(docs[c.doc_id], store.manifest.doc_chunks(c.doc_id)))
+                c.hash = c.hash or chunk_hash(docs[c.doc_id].title, ctx[c.id].embed_text(c.text))
             try:
-                vectors = self.embedder.embed([embed_text(docs[c.doc_id].title, c.text) for c in part])
+                vectors = self.embedder.embed([ctx[c.id].embed_text(c.text) for c in part])
             except EmbedderError as exc:
                 raise C1Error(str(exc)) from None
             store.vectors.upsert([c.id for c in part], vectors, [c.text for c in part],
@@ -376,19 +385,14 @@ class Indexer:
             self.state.chunks_done += len(part)
             self.progress(self.state)
         store.lexical.clear()
-        titles = {d.doc_id: d.title for d in store.manifest.all_docs()}
-        for c in store.manifest.iter_chunks():
-            store.lexical.add(c.id, c.doc_id, titles.get(c.doc_id, ""), c.text)
+        for d in store.manifest.all_docs():
+            doc_chunks = store.manifest.doc_chunks(d.doc_id)
+            headers = stored_contexts(d, doc_chunks)
+            for c in doc_chunks:
+                store.lexical.add(c.id, c.doc_id, headers[c.id].identity, headers[c.id].lexical_text(c.text))
         store.lexical.commit()
         # Files caught mid-write are re-indexed from their source.
         store.manifest.invalidate(store.manifest.pending())
-
-
-def embed_text(title: str, text: str) -> str:
-    """What the embedder sees: the title first unless the chunk already starts with it."""
-    if title and not text.lstrip().startswith(title[:40]):
-        return f"{title}\n{text}"
-    return text
 
 
 def _under(path: str, roots: list[str]) -> bool:

@@ -1,5 +1,8 @@
 """The lexical index: BM25 over chunk text and document title, with tantivy.
 
+What goes into the fields is the chunk's context (c1.corpus.headers): ``title`` holds the
+document's identity (title and file-name words), ``text`` the section heading and the chunk.
+
 tantivy was chosen by measurement (bench/lexical_engines.py, 100k real-text chunks): BM25 top-50
 in 1.6 ms p50 against 164 ms for SQLite FTS5, and it is persistent and incremental. Queries are
 built from word tokens only, never handed raw to tantivy's query parser, which rejects quotes,
@@ -16,8 +19,22 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _OPERATORS = {"and", "or", "not", "in"}
 
 
+_GLUED_YEAR = re.compile(r"^[a-z]{1,6}((?:19|20)\d\d)$|^((?:19|20)\d\d)[a-z]\w{0,3}$")
+"""A year glued to a short prefix or suffix: "fy2018", "2022q2" (text says "2018", "2022")."""
+
+
 def query_terms(text: str) -> list[str]:
-    return [w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in _OPERATORS]
+    """Lower-case word tokens without tantivy's operators; a year glued to a word ("FY2018")
+    is also searched alone."""
+    out = []
+    for w in (m.group(0).lower() for m in _WORD.finditer(text)):
+        if w in _OPERATORS:
+            continue
+        out.append(w)
+        glued = _GLUED_YEAR.match(w)
+        if glued:
+            out.append(glued.group(1) or glued.group(2))
+    return out
 
 
 class LexicalIndex:
@@ -81,6 +98,15 @@ class LexicalIndex:
         searcher = self.index.searcher()
         hits = searcher.search(query, k).hits
         return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits]
+
+    def phrase_count(self, text: str) -> int:
+        """How many chunks hold the words of ``text`` in a row (stemmed, as searched)."""
+        words = [m.group(0).lower() for m in _WORD.finditer(text)]
+        if not words:
+            return 0
+        self.index.reload()
+        query = self.index.parse_query('"' + " ".join(words) + '"', ["text"])
+        return self.index.searcher().search(query, 1, count=True).count
 
     def count(self) -> int:
         self.index.reload()

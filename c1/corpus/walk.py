@@ -4,8 +4,9 @@ A :class:`Source` is one file on disk (one Maildir message, one PDF, one whole m
 indexer hashes it and keeps it in its manifest. What a source holds is the loaders' business.
 
 Rules, in short:
-- the kind comes from the extension (``EXTENSIONS``); files with other extensions are ignored
-  while walking a folder, but reported when the user named them explicitly;
+- the kind comes from the extension, as the loaders' registry of formats maps it; files with
+  other extensions are counted by extension while walking a folder, and reported when the user
+  named them explicitly;
 - every file in the ``cur/`` and ``new/`` folders of a Maildir is a message (``tmp/`` holds
   messages still being delivered and is left alone);
 - a file named like ``1.`` or ``23`` (the CMU Enron layout) is a message when it starts with
@@ -20,20 +21,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
-EXTENSIONS = {
-    ".txt": "text",
-    ".md": "text",
-    ".markdown": "text",
-    ".rst": "text",
-    ".html": "html",
-    ".htm": "html",
-    ".pdf": "pdf",
-    ".eml": "eml",
-    ".mbox": "mbox",
-    ".jsonl": "jsonl",
-}
+from c1.corpus.loaders.registry import extensions, needs_extra
 
 _NUMBERED_MESSAGE = re.compile(r"^\d+\.?$")
 _HEADER_LINE = re.compile(r"^([!-9;-~]+):")  # a field name is printable ASCII without ':'
@@ -49,15 +40,28 @@ class Source:
     path: str
     """Absolute path of the file (or of the Maildir message file)."""
     kind: str
-    """``"text" | "html" | "pdf" | "eml" | "mbox" | "jsonl"``."""
+    """A kind registered in :mod:`c1.corpus.loaders.registry` (``"text"``, ``"pdf"``, ``"eml"``...)."""
 
 
-def walk(paths: list[str], *, max_bytes: int) -> tuple[list[Source], list[tuple[str, str]]]:
-    """Expand files and folders into sources, sorted by path.
+@dataclass
+class Walked:
+    """What :func:`scan` found."""
 
-    The second item lists ``(path, reason)`` for what was skipped during the walk: unreadable
-    folders, symlink loops, files over ``max_bytes``, explicitly named files of an unsupported
-    type. Files of an unsupported type found inside a folder are silently ignored.
+    sources: list[Source] = field(default_factory=list)
+    """Sorted by path."""
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """``(path, reason)``: unreadable folders, symlink loops, files over the size limit,
+    explicitly named files of an unsupported type."""
+    unsupported: Counter = field(default_factory=Counter)
+    """Files of unsupported types found inside folders, by lower-case extension
+    (``".docx"``; ``"(no extension)"``)."""
+
+
+NO_EXTENSION = "(no extension)"
+
+
+def scan(paths: list[str], *, max_bytes: int) -> Walked:
+    """Expand files and folders into sources; see :class:`Walked` for what else is reported.
 
     Raises ``FileNotFoundError(path)`` for a path that does not exist (checked for all paths
     before anything is walked).
@@ -68,15 +72,21 @@ def walk(paths: list[str], *, max_bytes: int) -> tuple[list[Source], list[tuple[
     walker = _Walker(max_bytes)
     for path in paths:
         walker.add(os.path.abspath(path))
-    walker.sources.sort(key=lambda s: s.path)
-    walker.skipped.sort()
-    return walker.sources, walker.skipped
+    walker.found.sources.sort(key=lambda s: s.path)
+    walker.found.skipped.sort()
+    return walker.found
+
+
+def walk(paths: list[str], *, max_bytes: int) -> tuple[list[Source], list[tuple[str, str]]]:
+    """``(sources, skipped)`` of :func:`scan`, without the count of unsupported files."""
+    found = scan(paths, max_bytes=max_bytes)
+    return found.sources, found.skipped
 
 
 def kind_of(path: str) -> str | None:
     """The kind of a file found while walking, or None when it is not indexed."""
     name = os.path.basename(path)
-    kind = EXTENSIONS.get(os.path.splitext(name)[1].lower())
+    kind = extensions().get(os.path.splitext(name)[1].lower())
     if kind is None and _NUMBERED_MESSAGE.match(name) and _starts_with_mail_headers(path):
         kind = "eml"
     return kind
@@ -93,8 +103,7 @@ def human_size(n: int) -> str:
 class _Walker:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self.sources: list[Source] = []
-        self.skipped: list[tuple[str, str]] = []
+        self.found = Walked()
         self._seen_files: set[str] = set()  # real paths: a file reached twice is indexed once
         self._seen_dirs: set[str] = set()
 
@@ -110,7 +119,8 @@ class _Walker:
             self._add_file(path, kind)
         else:
             ext = os.path.splitext(path)[1]
-            self._skip(path, f"unsupported file type ({ext if len(ext) > 1 else 'no extension'})")
+            reason = needs_extra(ext.lower()) or f"unsupported file type ({ext if len(ext) > 1 else 'no extension'})"
+            self._skip(path, reason)
 
     def _walk_dir(self, path: str, ancestors: frozenset[str]) -> None:
         entries = self._enter_dir(path, ancestors)
@@ -135,6 +145,8 @@ class _Walker:
             elif _is_file(entry):
                 if (kind := kind_of(entry.path)) is not None:
                     self._add_file(entry.path, kind)
+                else:
+                    self.found.unsupported[_extension(name)] += 1
             elif entry.is_symlink() and kind_of(entry.path) is not None:
                 self._skip(entry.path, "broken symbolic link")
 
@@ -175,10 +187,15 @@ class _Walker:
             limit = human_size(self.max_bytes)
             self._skip(path, f"larger than {limit} limit ({human_size(size)})")
             return
-        self.sources.append(Source(path=path, kind=kind))
+        self.found.sources.append(Source(path=path, kind=kind))
 
     def _skip(self, path: str, reason: str) -> None:
-        self.skipped.append((path, reason))
+        self.found.skipped.append((path, reason))
+
+
+def _extension(name: str) -> str:
+    ext = os.path.splitext(name)[1].lower()
+    return ext if len(ext) > 1 else NO_EXTENSION
 
 
 def _explicit_kind(path: str) -> str | None:

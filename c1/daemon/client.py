@@ -141,7 +141,7 @@ def _start(where: tuple[Path, Path, Path], settings) -> socket.socket:
         os.close(fd)  # releases the lock
 
 
-def search_via_daemon(settings, query: str, on_open: Callable[[str, list[str]], None],
+def search_via_daemon(settings, query: str, on_open: Callable[[str, str | None, list[str]], None],
                       on_event: Callable | None, trajectories: bool = False):
     """A search through the resident process: the SearchResult, or None when it could not be used.
 
@@ -157,7 +157,7 @@ def search_via_daemon(settings, query: str, on_open: Callable[[str, list[str]], 
         for reply in replies(settings, request):
             kind = reply["type"]
             if kind == "opened":
-                on_open(reply["note"], reply["warnings"])
+                on_open(reply["note"], reply.get("warning"), reply["warnings"])
             elif kind == "event":
                 from c1.agent.events import from_json
 

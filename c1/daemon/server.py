@@ -169,8 +169,8 @@ class Resident:
 
         settings = protocol.settings_from_json(request["settings"])
 
-        def on_open(note: str, warnings: list[str]) -> None:
-            send({"type": "opened", "note": note, "warnings": warnings})
+        def on_open(note: str, warning: str | None, warnings: list[str]) -> None:
+            send({"type": "opened", "note": note, "warning": warning, "warnings": warnings})
 
         on_event = (lambda e: send({"type": "event", "event": e.to_json()})) if request.get("events") else None
         try:

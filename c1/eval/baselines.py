@@ -11,15 +11,21 @@ BASELINES = ("bm25", "dense", "hybrid")
 
 
 def retrieve(corpus, kind: str, query: str, k: int) -> list[dict]:
-    """The top ``k`` documents for ``query`` from one retriever (more chunks are asked for until
-    ``k`` distinct documents are found or the corpus is exhausted)."""
+    """The top ``k`` documents for ``query`` from one retriever: its first ``search_depth(k)`` chunks
+    grouped into documents, each with its chunks among them. When those hold fewer than ``k``
+    documents (long documents fill a ranking with their own chunks), the ranking is read further
+    for more documents only, each added with its best chunk: the chunks returned stay those of one
+    search's depth, as with any system compared against it."""
     if kind not in BASELINES:
         raise ValueError(f"unknown baseline {kind!r}")
+    from c1.agent.corpus import search_depth
+
     vector = corpus.embed_query(query) if kind in ("dense", "hybrid") else None
-    n = min(corpus.size, max(4 * k, 20))
+    depth = min(corpus.size, search_depth(k))
+    n = depth
     while True:
         ranked = _chunks(corpus, kind, query, n, vector)
-        docs = _group(corpus, ranked, k)
+        docs = _group(corpus, ranked, k, depth)
         if len(docs) >= k or n >= corpus.size or len(ranked) < n:
             return docs
         n = min(corpus.size, n * 4)
@@ -33,11 +39,15 @@ def _chunks(corpus, kind: str, query: str, n: int, vector) -> list[tuple[str, fl
     return [(h.chunk.id, h.score) for h in corpus.hybrid(query, n, vector=vector)]
 
 
-def _group(corpus, ranked: list[tuple[str, float]], k: int) -> list[dict]:
+def _group(corpus, ranked: list[tuple[str, float]], k: int, depth: int) -> list[dict]:
+    """The first ``k`` documents of ``ranked`` with their chunks among its first ``depth``
+    (a document first met deeper keeps only that chunk)."""
     order: dict[str, list[tuple[str, float]]] = {}
-    for cid, score in ranked:
+    for i, (cid, score) in enumerate(ranked):
         doc_id = cid.rsplit("_", 1)[0]
         if doc_id not in order and len(order) >= k:
+            continue
+        if doc_id in order and i >= depth:
             continue
         order.setdefault(doc_id, []).append((cid, score))
     chunks = {c.id: c for c in corpus.chunks([cid for hits in order.values() for cid, _ in hits])}

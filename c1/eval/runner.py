@@ -26,13 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from c1.agent.policies import NAMES as POLICIES
 from c1.config import Settings
 from c1.errors import C1Error
 from c1.eval import metrics
 from c1.eval.baselines import BASELINES
 from c1.eval.datasets import SETTINGS, Dataset, Passage, Question, corpus_fingerprint, page_key
 
-POLICIES = ("builtin", "llm", "auto")
 CONFIG_VERSION = 1
 
 
@@ -194,8 +194,8 @@ def score_row(question: Question, system: System, documents: list[dict], keys: K
         "answers": list(question.answers),
         "gold": list(gold),
         "returned": returned,
-        "documents": [{"id": d["id"], "source_id": d.get("source_id"), "title": d.get("title"), "page": d.get("page")}
-                      for d in documents],
+        "documents": [{"id": d["id"], "source_id": d.get("source_id"), "title": d.get("title"), "page": d.get("page"),
+                       "chunks": len(d.get("chunks", []))} for d in documents],
         "metrics": {
             "answer_found": answer_found(question.answers, texts, returned, gold),
             "recall": s.recall,
@@ -236,6 +236,7 @@ def run_one(corpus, settings: Settings, question: Question, system: System, choi
         "errors": st.get("errors", 0), "prompt_tokens": st.get("tokens", {}).get("prompt", 0),
         "completion_tokens": st.get("tokens", {}).get("completion", 0),
         "context_peak": st.get("tokens", {}).get("context_peak", 0), "seconds": round(seconds, 4),
+        "counted_tokens": st.get("tokens", {}).get("counted", 0), "count_error": st.get("tokens", {}).get("count_error", 0),
     }
     return score_row(question, system, result.documents, keys, seen_chunks=shown, pruned_chunks=pruned, cost=cost,
                      extra={"stop_reasons": st.get("stop_reasons", [])})
@@ -246,9 +247,12 @@ def run_one(corpus, settings: Settings, question: Question, system: System, choi
 
 def collection_name(dataset: str, fingerprint: str, settings: Settings, embedder_name: str, per_question: bool) -> str:
     """``eval-<dataset>-<hash>`` (``eval-<dataset>-q<hash>`` per question): the hash covers the
-    corpus content, the embedder and the chunking, so any change gives a fresh collection."""
-    h = hashlib.blake2b(f"{fingerprint}\0{embedder_name}\0{settings.chunk_tokens}\0{settings.chunk_overlap}".encode(),
-                        digest_size=8).hexdigest()
+    corpus content, the embedder, the chunking and what is indexed with each chunk (its header),
+    so any change gives a fresh collection."""
+    from c1.corpus.headers import HEADER_VERSION
+
+    h = hashlib.blake2b(f"{fingerprint}\0{embedder_name}\0{settings.chunk_tokens}\0{settings.chunk_overlap}"
+                        f"\0{HEADER_VERSION}".encode(), digest_size=8).hexdigest()
     return f"eval-{dataset}-{'q' if per_question else ''}{h}"
 
 

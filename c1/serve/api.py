@@ -17,13 +17,16 @@ Choices
 - The standard library's ``ThreadingHTTPServer``: no new dependency and no event loop to bridge
   (the agent is synchronous and thread-based; an ASGI stack would push every search into a
   thread pool anyway). Server-sent events are plain writes on the socket.
-- Concurrency is bounded by a semaphore of ``max_concurrency`` slots. A request that finds every
-  slot taken is answered ``429`` at once, with ``Retry-After: 1``, rather than queued: a queue
-  would hold a thread and a socket per waiting client with no bound, and a retrying client
-  gets the same throughput. ``/health`` never takes a slot.
+- Concurrency is bounded in agent runs: ``max_concurrency`` slots, and a search takes as many as
+  its ``parallel`` runs (4 slots hold 4 single-run searches or one ``parallel: 4`` search; a
+  request with more runs than slots is refused with 400). A request that finds too few slots free
+  is answered ``429`` at once, with ``Retry-After: 1``, rather than queued: a queue would hold a
+  thread and a socket per waiting client with no bound, and a retrying client gets the same
+  throughput. ``/health`` never takes a slot.
 - A search runs in a worker thread; the handler waits ``timeout_s`` for it and answers ``504``
-  when it is late. The late search is cancelled at its next loop event and keeps its slot until
-  it has really stopped, so the slot count never understates the work in progress.
+  when it is late. A late or abandoned search is cancelled: all its runs stop at their next turn,
+  and its slots are freed only once every run has stopped (:func:`c1.agent.search.run_search`),
+  so the slot count never understates the work in progress.
 - Each collection's :class:`~c1.agent.corpus.Corpus` is opened once and shared by all requests.
   Its reads are safe concurrently: SQLite in serialized mode with ``check_same_thread=False``
   (each query its own cursor), tantivy and Chroma searchers, the ONNX session; a test compares
@@ -117,8 +120,11 @@ def validate_request(body) -> dict:
         raise ApiError(400, "'query' is required: a non-empty string")
     if len(query) > MAX_QUERY_CHARS:
         raise ApiError(400, f"'query' is longer than {MAX_QUERY_CHARS} characters")
-    if "policy" in out and out["policy"] not in ("auto", "llm", "builtin"):
-        raise ApiError(400, "'policy' must be auto, llm or builtin")
+    if "policy" in out:
+        from c1.agent.policies import NAMES, names_text
+
+        if out["policy"] not in NAMES:
+            raise ApiError(400, f"'policy' must be {names_text()}")
     if "collection" in out and collection_name_problem(out["collection"]):
         raise ApiError(400, "'collection' is not a collection name")
     return out
@@ -134,10 +140,10 @@ class SearchService:
         self.settings = settings
         self.max_concurrency = max_concurrency
         self.timeout_s = timeout_s
-        self.slots = threading.BoundedSemaphore(max_concurrency)
         self._busy = 0
+        self.searches = 0
         self.peak = 0
-        """The most searches that ever ran at once."""
+        """The most agent runs that were ever in progress at once."""
         self._busy_lock = threading.Lock()
         self._corpora: dict[str, object] = {}
         self._corpora_lock = threading.Lock()
@@ -196,23 +202,36 @@ class SearchService:
             self._choices[key] = (now, made)
         return made
 
+    def model(self) -> str | None:
+        """The model searches ask the server for: ``--model``, else what the default policy chose
+        (known once it has been chosen; /health never probes)."""
+        if self.settings.model:
+            return self.settings.model
+        with self._choices_lock:
+            chosen = [made for _, made in self._choices.values() if made.model]
+        return chosen[0].model if chosen else None
+
     # searching --------------------------------------------------------------------------
     @property
     def busy(self) -> int:
+        """Agent runs in progress (slots taken)."""
         return self._busy
 
-    def acquire(self) -> None:
-        if not self.slots.acquire(blocking=False):
-            raise ApiError(429, f"all {self.max_concurrency} search slots are busy; retry shortly",
-                           {"Retry-After": "1"})
+    def acquire(self, runs: int = 1) -> None:
+        if runs > self.max_concurrency:
+            raise ApiError(400, f"'parallel' is {runs} but this server runs at most {self.max_concurrency} agent runs at once")
         with self._busy_lock:
-            self._busy += 1
+            if self._busy + runs > self.max_concurrency:
+                raise ApiError(429, f"{self._busy} of {self.max_concurrency} agent-run slots are busy; retry shortly",
+                               {"Retry-After": "1"})
+            self._busy += runs
+            self.searches += 1
             self.peak = max(self.peak, self._busy)
 
-    def release(self) -> None:
+    def release(self, runs: int = 1) -> None:
         with self._busy_lock:
-            self._busy -= 1
-        self.slots.release()
+            self._busy -= runs
+            self.searches -= 1
 
     def prepare(self, fields: dict):
         """Settings, corpus and policy for a request: fails fast (before any slot is used)."""
@@ -225,12 +244,13 @@ class SearchService:
     def start(self, fields: dict, on_event=None, on_done=None) -> "SearchJob":
         """Take a slot and start the search in a worker thread (the slot is freed when it ends)."""
         settings, corpus, choice, names = self.prepare(fields)
-        self.acquire()
+        runs = max(1, settings.parallel)
+        self.acquire(runs)
         job = SearchJob(self, settings, corpus, choice, names, fields["query"], on_event, on_done)
         try:
             job.thread.start()
         except BaseException:
-            self.release()
+            self.release(runs)
             raise
         return job
 
@@ -264,8 +284,10 @@ class SearchJob:
 
         try:
             result = run_search(self.corpus, self.settings, self.query, self.choice.factory, self._event,
-                                ToolConfig(names=self.tool_names))
+                                ToolConfig(names=self.tool_names), stop=self.cancelled)
             result.stats["policy_note"] = self.choice.note
+            if self.choice.warning:
+                result.stats["policy_warning"] = self.choice.warning
             self.result = result.to_json()
         except Cancelled:
             self.error = "cancelled"
@@ -273,9 +295,9 @@ class SearchJob:
             self.error = str(exc)
         except Exception as exc:  # a bug or a broken store: reported, never a dead server
             self.error = f"search failed: {type(exc).__name__}: {exc}"
-        finally:
+        finally:  # run_search returns only once every run has stopped
             self.done.set()
-            self.service.release()
+            self.service.release(max(1, self.settings.parallel))
             if self.on_done is not None:
                 self.on_done()
 
@@ -382,7 +404,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, {
             "status": "ok", "version": __version__, "collections": svc.collections(),
             "default_collection": svc.settings.collection, "policy": svc.settings.policy,
-            "busy": svc.busy, "max_concurrency": svc.max_concurrency, "timeout_s": svc.timeout_s,
+            "model": svc.model(), "model_servers": list(svc.settings.base_urls),
+            "busy": svc.busy, "searches": svc.searches, "max_concurrency": svc.max_concurrency,
+            "timeout_s": svc.timeout_s,
         })
 
     def _search(self) -> None:

@@ -124,6 +124,8 @@ class ServeOptions:
     tensor_parallel_size: int = 1
     lora: tuple[tuple[str, str], ...] = ()
     """LoRA adapters as (name, path); clients select one by using its name as the model."""
+    api_model: str | None = None
+    """The model the search API asks for (``--model``); default: the first adapter, else the base model."""
     max_lora_rank: int | None = None
     """Default: read from the adapters' ``adapter_config.json``."""
     seed: int | None = 0
@@ -266,11 +268,20 @@ class ServePlan:
     def ready(self) -> bool:
         return not self.problems
 
+    @property
+    def api_model(self) -> str:
+        """The model the search API asks vLLM for: the first LoRA adapter when there is one (the
+        model that was trained for c1), else the base model."""
+        if self.options.api_model:
+            return self.options.api_model
+        return self.options.lora[0][0] if self.options.lora else self.served_model_name
+
     def to_dict(self) -> dict:
         data = asdict(self)
         data.pop("options")
         data["gpu"] = self.gpu.to_dict()
         data["lora"] = dict(self.options.lora)
+        data["api_model"] = self.api_model
         data["command_line"] = shlex.join(self.command)
         data["ready"] = self.ready
         return data
@@ -284,6 +295,9 @@ class ServePlan:
         if self.conversion and self.conversion["state"] != "done":
             lines.append(f"first: convert the MoE experts to MXFP4 into {self.conversion['destination']}")
         lines.append(f"serves {self.served_model_name!r} at {self.url} (max {self.max_model_len} tokens)")
+        if self.options.lora:
+            lines.append(f"adapters: {', '.join(name for name, _ in self.options.lora)}")
+        lines.append(f"the search API asks for {self.api_model!r}")
         lines += [f"gpu: {m}" for m in self.gpu.messages]
         lines += [f"warning: {w}" for w in self.warnings]
         lines += [f"cannot run: {p['message']}" for p in self.problems]

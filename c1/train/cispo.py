@@ -2,9 +2,17 @@
 
 Per completion token t of a sample with advantage A:
 
-    r_t  = exp(logπ_θ(t) − logπ_old(t))            importance weight vs the rollout policy
+    r_t  = exp(logπ_θ(t) − logπ_old(t))            importance weight vs the policy before this update
     w_t  = sg(min(r_t, ε_max))                      clipped above, no lower bound, gradient stopped
-    ℓ_t  = −w_t · A · logπ_θ(t)
+    m_t  = min(exp(logπ_old(t) − logμ(t)), C)       truncated importance weight for the sampler (TIS)
+    ℓ_t  = −w_t · m_t · A · logπ_θ(t)
+
+π_old is the trainer's own log-probability before the update (one no-grad pass); μ is the
+sampler's, kept from rollout time (vLLM's MXFP4 kernels, or the in-process model). Their product
+π_θ/π_old · π_old/μ = π_θ/μ is the full importance ratio against what really sampled the tokens;
+the first factor is CISPO's (clipped at ε_max), the second corrects the sampler/trainer mismatch,
+truncated at C (``tis_cap``, 2 by default) as TRL does (``vllm_importance_sampling_correction``).
+Both are computed at the sampling temperature: ``token_logprobs`` divides the logits by it.
 
 and the loss is Σ ℓ_t over every completion token of the batch divided by that token count (the
 same aggregation as TRL's ``loss_type="cispo"``, whose ``epsilon_high`` is our ``eps_max``). Unlike
@@ -51,13 +59,21 @@ class LossStats:
     ratio_max: float
 
 
+def sampler_weights(old_logp, sampler_logp, cap: float = 2.0):
+    """TIS: min(π_old/μ, cap) per token (no gradient)."""
+    import torch
+
+    return torch.clamp(torch.exp(old_logp.detach() - sampler_logp.detach()), max=cap)
+
+
 def cispo_loss(logp, old_logp, advantages, mask, eps_max: float = 5.0, eps_min: float | None = None,
-               normalizer: float | None = None):
+               normalizer: float | None = None, is_weights=None):
     """The CISPO loss of a padded batch.
 
     logp: (B, T) log-probabilities of the taken tokens under the current parameters (with grad);
-    old_logp: (B, T) the same under the rollout policy (no grad); advantages: (B,) or (B, T);
-    mask: (B, T) 1 on completion tokens. ``normalizer`` defaults to the batch's token count (pass
+    old_logp: (B, T) the same before the update (no grad); advantages: (B,) or (B, T);
+    mask: (B, T) 1 on completion tokens; is_weights: (B, T) the sampler correction
+    (:func:`sampler_weights`), or None. ``normalizer`` defaults to the batch's token count (pass
     the global count when a batch is split into micro-batches). Returns (loss tensor, LossStats).
     """
     import torch
@@ -67,6 +83,8 @@ def cispo_loss(logp, old_logp, advantages, mask, eps_max: float = 5.0, eps_min: 
     ratio = torch.exp(logp.detach() - old_logp.detach())
     weight = torch.clamp(ratio, max=eps_max) if eps_min is None else torch.clamp(ratio, min=eps_min, max=eps_max)
     per_token = -weight.detach() * adv * logp
+    if is_weights is not None:
+        per_token = per_token * is_weights.detach()
     n = float(mask.sum().item()) if normalizer is None else float(normalizer)
     loss = (per_token * mask).sum() / max(n, 1.0)
     tokens = int(mask.sum().item())
@@ -88,6 +106,8 @@ class Packed:
 
     ids: list[int]
     spans: list[tuple[int, int]]
+    sampler_logprobs: list[float] | None = None
+    """μ of the completion tokens, span after span (None unless every turn's sampler gave them)."""
 
     @property
     def n_completion(self) -> int:
@@ -107,18 +127,22 @@ def pack_turns(turns) -> list[Packed]:
         p, c = list(t.prompt_ids), list(t.completion_ids)
         if not c:
             continue
+        mu = getattr(t, "logprobs", None)
         if cur is not None and len(p) >= len(cur.ids) and p[: len(cur.ids)] == cur.ids:
             cur.ids = p + c
             cur.spans.append((len(p), len(p) + len(c)))
+            cur.sampler_logprobs = cur.sampler_logprobs + list(mu) if cur.sampler_logprobs is not None and mu else None
         else:
-            cur = Packed(p + c, [(len(p), len(p) + len(c))])
+            cur = Packed(p + c, [(len(p), len(p) + len(c))], list(mu) if mu else None)
             out.append(cur)
     return out
 
 
-def token_logprobs(model, input_ids: list[int], spans: list[tuple[int, int]] | int, chunk: int = 2048):
+def token_logprobs(model, input_ids: list[int], spans: list[tuple[int, int]] | int, chunk: int = 2048,
+                   temperature: float = 1.0):
     """Log-probabilities of the tokens in ``spans`` (or of the last ``spans`` tokens, given an int)
-    of ``input_ids``, concatenated in order: shape (Σ span lengths,).
+    of ``input_ids``, concatenated in order: shape (Σ span lengths,), under the distribution
+    sampled at ``temperature`` (the logits divided by it, as the sampler did).
 
     Only the logits of the positions that predict those tokens are computed (``logits_to_keep``
     as an index tensor), and the log-softmax runs over ``chunk`` positions at a time: with a 200k
@@ -138,6 +162,8 @@ def token_logprobs(model, input_ids: list[int], spans: list[tuple[int, int]] | i
     parts = []
     for i in range(0, logits.shape[0], chunk):
         block = logits[i: i + chunk].float()
+        if temperature and temperature > 0 and temperature != 1.0:
+            block = block / temperature
         t = targets[i: i + chunk]
         parts.append(block.gather(-1, t.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(block, dim=-1))
     return torch.cat(parts)

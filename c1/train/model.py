@@ -59,15 +59,16 @@ def default_attention(model_type: str | None, device: str) -> str | None:
     return "flex_attention"
 
 
-def load_model(path: str | Path, device: str | None = None, gradient_checkpointing: bool = False,
-               attn_implementation: str | None = None):
-    """The base causal LM from a local folder, on ``device`` (cuda if there is one), BF16 on GPU."""
+def load_kwargs(path: str | Path, device: str | None = None, attn_implementation: str | None = None) -> dict:
+    """The ``from_pretrained`` arguments for the model in ``path`` on ``device`` (cuda if there is one).
+
+    A device map puts the weights straight on the device, shard by shard, instead of building the
+    model in host memory and moving it (≈42 GB of host memory for gpt-oss-20b in BF16). BF16 on a
+    GPU; a gpt-oss checkpoint stored in MXFP4 is dequantised (LoRA trains on BF16 weights)."""
     import json
 
-    from transformers import AutoModelForCausalLM
-
     dev, dtype = device_and_dtype(device)
-    kwargs: dict = {"dtype": dtype, "local_files_only": True}
+    kwargs: dict = {"dtype": dtype, "local_files_only": True, "device_map": dev}
     cfg_file = Path(path) / "config.json"
     cfg = json.loads(cfg_file.read_text()) if cfg_file.exists() else {}
     quant = (cfg.get("quantization_config") or {}).get("quant_method")
@@ -78,8 +79,15 @@ def load_model(path: str | Path, device: str | None = None, gradient_checkpointi
     attn = attn_implementation or default_attention(cfg.get("model_type"), dev)
     if attn:
         kwargs["attn_implementation"] = attn
-    model = AutoModelForCausalLM.from_pretrained(str(path), **kwargs)
-    model.to(dev)
+    return kwargs
+
+
+def load_model(path: str | Path, device: str | None = None, gradient_checkpointing: bool = False,
+               attn_implementation: str | None = None):
+    """The base causal LM from a local folder (:func:`load_kwargs`)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(path), **load_kwargs(path, device, attn_implementation))
     if gradient_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.enable_input_require_grads()

@@ -11,6 +11,11 @@ pluggable:
   ids (so the server cannot render it differently) and the sampled ids returned; the adapter is
   hot-reloaded after every update through ``/v1/load_lora_adapter`` (the server must run with
   ``--enable-lora`` and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``).
+
+Both return the sampler's own log-probability of every token it sampled, under the distribution
+it sampled from (temperature applied): the behaviour policy μ that the CISPO update corrects for
+(:mod:`c1.train.rl`). vLLM gives the processed distribution's log-probabilities only when it runs
+with ``--logprobs-mode processed_logprobs`` (its default reports the raw logits' ones).
 """
 
 from __future__ import annotations
@@ -20,18 +25,27 @@ from typing import Protocol
 
 from c1.agent import prompts
 from c1.agent.policy import AgentState, PolicyError, Reply
+from c1.agent.tools import PARAMS
 
-PARAMS = {"search_corpus": "query", "grep_corpus": "pattern", "read_document": "doc_id", "prune_chunks": "chunk_ids"}
+
+@dataclass
+class Sample:
+    ids: list[int]
+    logprobs: list[float] | None = None
+    """The sampler's log-probability of each sampled token (None when it did not say)."""
 
 
 class Generator(Protocol):
-    def generate(self, prompt_ids: list[int], max_new_tokens: int, temperature: float, stop_ids: list[int]) -> list[int]: ...
+    def generate(self, prompt_ids: list[int], max_new_tokens: int, temperature: float,
+                 stop_ids: list[int]) -> Sample | list[int]: ...
 
 
 @dataclass
 class Turn:
     prompt_ids: list[int]
     completion_ids: list[int]
+    logprobs: list[float] | None = None
+    """The sampler's log-probabilities of ``completion_ids`` (μ), when it gave them."""
 
 
 @dataclass
@@ -60,8 +74,13 @@ class TokenPolicy:
             room = min(room, self.max_context - len(ids))
             if room <= 0:
                 raise PolicyError(f"the prompt ({len(ids)} tokens) fills the model's window ({self.max_context})")
-        out = list(self.generator.generate(ids, room, self.temperature, self.renderer.stop_ids))
-        self.turns.append(Turn(ids, out))
+        if state.max_reply_tokens is not None:
+            room = min(room, state.max_reply_tokens)
+        got = self.generator.generate(ids, room, self.temperature, self.renderer.stop_ids)
+        sample = got if isinstance(got, Sample) else Sample(list(got))
+        out = list(sample.ids)
+        logprobs = list(sample.logprobs) if sample.logprobs is not None and len(sample.logprobs) == len(out) else None
+        self.turns.append(Turn(ids, out, logprobs))
         known = {state.tool_names[k]: p for k, p in PARAMS.items() if k in state.tool_names}
         reply = self.renderer.parse(out, known)
         reply.prompt_tokens = len(ids)
@@ -82,13 +101,14 @@ class HFGenerator:
 
             torch.manual_seed(seed)
 
-    def generate(self, prompt_ids: list[int], max_new_tokens: int, temperature: float, stop_ids: list[int]) -> list[int]:
+    def generate(self, prompt_ids: list[int], max_new_tokens: int, temperature: float, stop_ids: list[int]) -> Sample:
         import torch
 
         device = next(self.model.parameters()).device
         ids = torch.tensor([prompt_ids], device=device)
         kwargs = dict(max_new_tokens=max_new_tokens, eos_token_id=list(stop_ids) or None,
-                      pad_token_id=self.pad_id if self.pad_id is not None else (stop_ids[0] if stop_ids else 0))
+                      pad_token_id=self.pad_id if self.pad_id is not None else (stop_ids[0] if stop_ids else 0),
+                      output_scores=True, return_dict_in_generate=True)
         if temperature and temperature > 0:
             kwargs.update(do_sample=True, temperature=temperature, top_p=self.top_p, top_k=0)
         else:
@@ -99,7 +119,10 @@ class HFGenerator:
             out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **kwargs)
         if was_training:
             self.model.train()
-        return out[0, len(prompt_ids):].tolist()
+        new = out.sequences[0, len(prompt_ids):]
+        # scores: the processed logits each token was sampled from (temperature, top-p applied)
+        logprobs = [float(torch.log_softmax(s[0].float(), dim=-1)[t]) for s, t in zip(out.scores, new.tolist())]
+        return Sample(new.tolist(), logprobs)
 
 
 class VLLMGenerator:
@@ -119,7 +142,7 @@ class VLLMGenerator:
                 "logprobs": 0, "return_tokens_as_token_ids": True}
         resp = self.client._request("POST", "/completions", body)
         data = resp.json()
-        return completion_token_ids(data)
+        return Sample(completion_token_ids(data), completion_logprobs(data))
 
     def load_adapter(self, name: str, path: str) -> None:
         """Make the server serve ``path`` as ``name``; later generations use it."""
@@ -130,6 +153,15 @@ class VLLMGenerator:
                 self.client._request("POST", "/unload_lora_adapter", {"lora_name": previous}, retries=0)
             except PolicyError:
                 pass
+
+
+def completion_logprobs(data: dict) -> list[float] | None:
+    """The sampled tokens' log-probabilities of a vLLM completion (``logprobs: 0``), if given."""
+    choice = (data.get("choices") or [{}])[0]
+    values = (choice.get("logprobs") or {}).get("token_logprobs")
+    if not isinstance(values, list) or any(v is None for v in values):
+        return None
+    return [float(v) for v in values]
 
 
 def completion_token_ids(data: dict) -> list[int]:

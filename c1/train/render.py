@@ -4,13 +4,9 @@ A policy sends ``Context.openai_messages()`` and the tool schemas to a chat serv
 turns them into tokens. Training must see the same tokens, so this module renders the same chat
 messages the same way:
 
-- gpt-oss (**harmony**, :class:`HarmonyRenderer`), following vLLM's chat-completions path: a
-  system message (model identity, reasoning effort, conversation start date), a developer
-  message holding the leading system prompt as instructions and the tools as a ``functions``
-  namespace; assistant tool calls as ``commentary`` messages to ``functions.NAME`` with a JSON
-  content type, reasoning on the ``analysis`` channel, answers on ``final``; tool results from
-  ``functions.NAME`` to the assistant; analysis before the last final answer dropped. Uses the
-  offline ``openai_harmony`` module (package ``oss-harmony``). vLLM dates the system message
+- gpt-oss (**harmony**, :class:`HarmonyRenderer`), following vLLM's chat-completions path
+  (:mod:`c1.harmony`, shared with the context's token count), with the official
+  ``openai-harmony`` package and the vocabulary c1 ships (:mod:`c1.tokens`). vLLM dates the system message
   with today's date unless ``VLLM_SYSTEM_START_DATE`` is set: pin the same date in both places
   (``start_date``) for token-exact prompts.
 - any other model (:class:`ChatTemplateRenderer`): the tokenizer's own chat template with
@@ -28,6 +24,7 @@ import datetime as _dt
 import json
 from typing import Protocol
 
+from c1 import harmony as hm
 from c1.agent.policy import Reply
 
 
@@ -47,24 +44,15 @@ class Renderer(Protocol):
     def decode(self, ids: list[int]) -> str: ...
 
 
-def _text(content) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return str(content)
-
-
 # --- harmony (gpt-oss) --------------------------------------------------------------------------
 class HarmonyRenderer:
     kind = "harmony"
     native_tools = True
 
     def __init__(self, reasoning_effort: str | None = None, start_date: str | None = None):
-        import openai_harmony as h
+        from c1.tokens import harmony
 
-        self.h = h
-        self.enc = h.load_harmony_encoding(h.HarmonyEncodingName.HARMONY_GPT_OSS)
+        self.h, self.enc = harmony()
         self.reasoning_effort = reasoning_effort
         self.start_date = start_date or _dt.date.today().isoformat()
         self.stop_ids = list(self.enc.stop_tokens_for_assistant_actions())  # <|return|>, <|call|>
@@ -72,71 +60,8 @@ class HarmonyRenderer:
         self._end = self.enc.encode("<|end|>", allowed_special="all")[0]
         self._return = self.enc.encode("<|return|>", allowed_special="all")[0]
 
-    # chat messages → harmony messages ------------------------------------------------------
-    def _preamble(self, instructions: str | None, tools: list[dict]) -> list:
-        h = self.h
-        sys_content = h.SystemContent.new()
-        if self.reasoning_effort:
-            sys_content = sys_content.with_reasoning_effort(h.ReasoningEffort[self.reasoning_effort.upper()])
-        sys_content = sys_content.with_conversation_start_date(self.start_date)
-        out = [h.Message.from_role_and_content(h.Role.SYSTEM, sys_content)]
-        if instructions or tools:
-            dev = h.DeveloperContent.new()
-            if instructions:
-                dev = dev.with_instructions(instructions)
-            fns = [t["function"] for t in tools or [] if t.get("type") == "function"]
-            if fns:
-                dev = dev.with_function_tools([h.ToolDescription.new(f["name"], f.get("description") or "", f.get("parameters"))
-                                               for f in fns])
-            out.append(h.Message.from_role_and_content(h.Role.DEVELOPER, dev))
-        return out
-
-    def _assistant(self, msg: dict, generation_order: bool) -> list:
-        h = self.h
-        A = h.Role.ASSISTANT
-        out = []
-        content = _text(msg.get("content"))
-        reasoning = msg.get("reasoning") or msg.get("reasoning_content")
-        calls = msg.get("tool_calls") or []
-        if calls:
-            preamble = [h.Message.from_role_and_content(A, content).with_channel("commentary")] if content else []
-            thought = [h.Message.from_role_and_content(A, reasoning).with_channel("analysis")] if reasoning else []
-            # vLLM re-renders history as commentary, analysis, calls; a model generates analysis first
-            out += (thought + preamble) if generation_order else (preamble + thought)
-            for c in calls:
-                fn = c.get("function") or c
-                out.append(h.Message.from_role_and_content(A, fn.get("arguments") or "").with_channel("commentary")
-                           .with_recipient(f"functions.{fn.get('name', '')}").with_content_type("json"))
-            return out
-        if reasoning:
-            out.append(h.Message.from_role_and_content(A, reasoning).with_channel("analysis"))
-        if content:
-            out.append(h.Message.from_role_and_content(A, content).with_channel("final"))
-        return out
-
     def convert(self, messages: list[dict], tools: list[dict]) -> list:
-        h = self.h
-        msgs = list(messages)
-        instructions = None
-        if msgs and msgs[0].get("role") in ("system", "developer"):
-            instructions = _text(msgs[0].get("content"))
-            msgs = msgs[1:]
-        names = {c.get("id"): (c.get("function") or {}).get("name", "") for m in msgs for c in m.get("tool_calls") or []}
-        out = self._preamble(instructions, tools)
-        for m in msgs:
-            role = m.get("role")
-            if role == "assistant":
-                out += self._assistant(m, generation_order=False)
-            elif role == "tool":
-                name = m.get("name") or names.get(m.get("tool_call_id"), "")
-                out.append(h.Message.from_author_and_content(h.Author.new(h.Role.TOOL, f"functions.{name}"), _text(m.get("content")))
-                           .with_channel("commentary").with_recipient("assistant"))
-            elif role in ("system", "developer"):
-                out.append(h.Message.from_role_and_content(h.Role.DEVELOPER, h.DeveloperContent.new().with_instructions(_text(m.get("content")))))
-            else:
-                out.append(h.Message.from_role_and_content(h.Role.USER, _text(m.get("content"))))
-        last_final = max((i for i, m in enumerate(out) if m.author.role == h.Role.ASSISTANT and m.channel == "final"), default=-1)
-        return [m for i, m in enumerate(out) if not (i < last_final and m.channel == "analysis")]
+        return hm.convert(messages, tools, self.reasoning_effort, self.start_date)
 
     # the renderer interface -------------------------------------------------------------------
     def prompt_ids(self, messages: list[dict], tools: list[dict]) -> list[int]:
@@ -144,9 +69,18 @@ class HarmonyRenderer:
         return list(self.enc.render_conversation_for_completion(conv, self.h.Role.ASSISTANT))
 
     def completion_ids(self, reply: dict) -> list[int]:
+        """The turn as gpt-oss generates it: analysis first; a tool call with its recipient in the
+        channel section and ``<|constrain|>json`` (the published format's model output; history is
+        re-rendered the library's way, as vLLM does, see :func:`c1.harmony.assistant`)."""
         ids: list[int] = []
-        for m in self._assistant(reply, generation_order=True):
-            ids += self.enc.render(m)
+        for m in hm.assistant(reply, generation_order=True):
+            if m.recipient:
+                text = "".join(getattr(c, "text", "") for c in m.content)
+                ids += self.enc.encode(f"<|start|>assistant<|channel|>{m.channel} to={m.recipient} <|constrain|>json"
+                                       f"<|message|>", allowed_special="all")
+                ids += self.enc.encode(text, disallowed_special=()) + self.enc.encode("<|call|>", allowed_special="all")
+            else:
+                ids += self.enc.render(m)
         if ids and ids[-1] == self._end:  # a final answer ends the turn with <|return|>
             ids[-1] = self._return
         n = len(self._start_assistant)
@@ -210,7 +144,7 @@ class ChatTemplateRenderer:
     def hf_messages(messages: list[dict]) -> list[dict]:
         out = []
         for m in messages:
-            d = {"role": m["role"], "content": _text(m.get("content"))}
+            d = {"role": m["role"], "content": hm.text_of(m.get("content"))}
             if m.get("tool_calls"):
                 calls = []
                 for c in m["tool_calls"]:

@@ -8,12 +8,16 @@ everything re-sent, so turn 6's prompt is not turn 5's prompt plus its completio
 turn has to be trained against the prompt it was actually sampled from. A compact trainer makes
 that natural:
 
-    for each step:  queries_per_step tasks × group_size rollouts (TokenPolicy in the c1 loop)
+    for each step:  queries_per_step tasks × group_size rollouts (TokenPolicy in the c1 loop), every
+                      (task, rollout) pair its own job in the pool of ``rollout_workers``
                     → reward per rollout (β of the epoch) → group advantages, tied groups dropped
                     → the assistant turns of a rollout, packed into as few sequences as the pruning
-                      allows (:func:`c1.train.cispo.pack_turns`), carry their rollout's advantage
-                    → old log-probs (no grad) → ``substeps`` optimizer steps, each on a slice of the
-                      sequences, CISPO loss over completion tokens (token-mean per slice)
+                      allows (:func:`c1.train.cispo.pack_turns`), carry their rollout's advantage and
+                      the sampler's own log-probabilities μ of their tokens
+                    → π_old: the trainer's log-probs before the update (no grad), at the sampling
+                      temperature → the sampler correction min(π_old/μ, tis_cap)
+                    → ``substeps`` optimizer steps, each on a slice of the sequences, CISPO loss over
+                      completion tokens (token-mean per slice), weighted by the sampler correction
                     → adapter pushed to the rollout server (vLLM) if there is one
 
 Curricula: β anneals 4 → 2 across epochs (:func:`c1.train.reward.beta_for_epoch`); tasks are
@@ -55,6 +59,9 @@ class RLSettings:
     """CISPO's upper bound on the importance weight (no lower bound)."""
     advantage_scale: str = "std"
     temperature: float = 1.0
+    """Sampling temperature of the rollouts; the trainer's log-probabilities use the same."""
+    tis_cap: float = 2.0
+    """Truncation of the sampler correction π_old/μ (sampler/trainer mismatch)."""
     max_new_tokens: int = 2048
     max_context: int | None = None
     max_steps: int | None = None
@@ -128,6 +135,8 @@ class RLTrainer:
         self.out = Path(out_dir)
         self.cfg = cfg
         self.tool_config = tool_config
+        if not cfg.temperature or cfg.temperature <= 0:
+            raise ValueError("RL samples: the temperature must be positive")
         self.generator = generator or HFGenerator(model, seed=cfg.seed)
         self.policy_factory = policy_factory or self.default_policy
         self.on_step = on_step or (lambda m: None)
@@ -222,29 +231,33 @@ class RLTrainer:
             self.state.position = 0
         return last
 
-    def rollouts(self, task: dict, beta: float) -> list[Rollout]:
-        out = []
-        for i in range(self.cfg.group_size):
-            policy = self.policy_factory(task, i)
-            res = run_task(self.corpus, self.settings, task, policy, i, self.tool_config)
-            r = rw.reward(res.outcome, beta, self.cfg.reward)
-            out.append(Rollout(task, i, r, list(policy.turns), res.finished.stop_reason if res.finished else "error",
-                               dict(res.agent.stats)))
-        return out
+    def rollout(self, task: dict, i: int, beta: float) -> Rollout:
+        policy = self.policy_factory(task, i)
+        res = run_task(self.corpus, self.settings, task, policy, i, self.tool_config)
+        r = rw.reward(res.outcome, beta, self.cfg.reward)
+        return Rollout(task, i, r, list(policy.turns), res.finished.stop_reason if res.finished else "error",
+                       dict(res.agent.stats))
+
+    def rollouts(self, batch: list[dict], beta: float) -> list[list[Rollout]]:
+        """Every rollout of every task of the batch, grouped by task. The (task, rollout) pairs share
+        one pool, so ``rollout_workers`` bounds the rollouts in flight, not the groups."""
+        pairs = [(t, i) for t in batch for i in range(self.cfg.group_size)]
+        if self.cfg.rollout_workers > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=self.cfg.rollout_workers) as pool:
+                done = list(pool.map(lambda p: self.rollout(p[0], p[1], beta), pairs))
+        else:
+            done = [self.rollout(t, i, beta) for t, i in pairs]
+        n = self.cfg.group_size
+        return [done[k: k + n] for k in range(0, len(done), n)]
 
     def step(self, batch: list[dict], beta: float) -> dict:
         import torch
 
         started = time.perf_counter()
         self.model.eval()  # sampling (dropout is off in both modes, see __init__)
-        groups: list[list[Rollout]] = []
-        if self.cfg.rollout_workers > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=self.cfg.rollout_workers) as pool:
-                groups = list(pool.map(lambda t: self.rollouts(t, beta), batch))
-        else:
-            groups = [self.rollouts(t, beta) for t in batch]
+        groups = self.rollouts(batch, beta)
         t_roll = time.perf_counter() - started
         samples = []  # (packed sequence, advantage)
         tied = turns = 0
@@ -266,13 +279,24 @@ class RLTrainer:
             "answer_found": round(rw.mean(float(r.reward.answer_found) for r in everyone), 4),
             "turns": round(rw.mean(r.stats.get("turns", 0) for r in everyone), 2),
             "turn_samples": turns, "sequences": len(samples), "tokens": sum(p.n_completion for p, _ in samples),
-            "loss": None, "clip_fraction": None,
-            "ratio_max": None, "lr": self.cfg.lr, "seconds_rollout": round(t_roll, 2),
+            "loss": None, "clip_fraction": None, "ratio_max": None, "sampler_logprobs": None,
+            "sampler_weight_mean": None, "sampler_logprob_gap": None, "lr": self.cfg.lr,
+            "seconds_rollout": round(t_roll, 2),
         }
         if samples:
             self.model.train()  # gradient checkpointing, when enabled, only acts in train mode
+            temp = self.cfg.temperature
             with torch.no_grad():
-                old = [cispo.token_logprobs(self.model, p.ids, p.spans) for p, _ in samples]
+                old = [cispo.token_logprobs(self.model, p.ids, p.spans, temperature=temp) for p, _ in samples]
+            tis = [None if p.sampler_logprobs is None else
+                   cispo.sampler_weights(o, torch.tensor(p.sampler_logprobs, dtype=o.dtype, device=o.device), self.cfg.tis_cap)
+                   for (p, _), o in zip(samples, old)]
+            known = [(o, p.sampler_logprobs) for (p, _), o in zip(samples, old) if p.sampler_logprobs is not None]
+            if known:
+                gaps = [(o.cpu() - torch.tensor(mu, dtype=o.dtype)).abs() for o, mu in known]
+                metrics.update(sampler_logprobs=sum(len(mu) for _, mu in known),
+                               sampler_weight_mean=round(float(torch.cat([w for w in tis if w is not None]).mean()), 4),
+                               sampler_logprob_gap=round(float(torch.cat(gaps).max()), 6))
             order = list(range(len(samples)))
             random.Random(self.cfg.seed + self.state.step).shuffle(order)
             k = max(1, min(self.cfg.substeps, len(samples)))
@@ -284,9 +308,10 @@ class RLTrainer:
                 self.optimizer.zero_grad(set_to_none=True)
                 for i in part:
                     packed, a = samples[i]
-                    logp = cispo.token_logprobs(self.model, packed.ids, packed.spans)
+                    logp = cispo.token_logprobs(self.model, packed.ids, packed.spans, temperature=temp)
                     loss, st = cispo.cispo_loss(logp[None], old[i][None], torch.tensor([a], dtype=logp.dtype, device=logp.device),
-                                                torch.ones_like(logp)[None], self.cfg.eps_max, normalizer=n_tokens)
+                                                torch.ones_like(logp)[None], self.cfg.eps_max, normalizer=n_tokens,
+                                                is_weights=None if tis[i] is None else tis[i][None])
                     loss.backward()
                     losses.append(st.loss)
                     clips.append(st.clip_fraction * st.tokens)

@@ -1,4 +1,9 @@
-"""Choosing the policy: ``builtin`` (no model), ``llm`` (an OpenAI-compatible server), or ``auto``."""
+"""The policies, registered once: ``auto``, ``llm`` (an OpenAI-compatible server), ``builtin`` (no model).
+
+``POLICIES`` is the one list: the CLI's help, the search API's validation and eval's system parser
+read their names from it. Each entry chooses its policy for a run's settings; the modules behind
+them are imported only then (``c1 --help`` stays light).
+"""
 
 from __future__ import annotations
 
@@ -16,30 +21,75 @@ class PolicyChoice:
     factory: Callable[[int], Policy]
     note: str
     """One line saying which policy runs and why; shown on stderr and in --json stats."""
+    warning: str | None = None
+    """Set when a model server the user named could not be used: shown on stderr even with
+    ``--quiet``, and in --json stats as ``policy_warning``."""
+    model: str | None = None
+    """The model the policy asks the server for (None: no model)."""
 
 
-def _builtin(settings: Settings, why: str) -> PolicyChoice:
+@dataclass(frozen=True)
+class PolicySpec:
+    name: str
+    summary: str
+    choose: Callable[[Settings], PolicyChoice]
+
+
+def _builtin(settings: Settings, why: str, warning: str | None = None) -> PolicyChoice:
     from c1.agent.policies.builtin import BuiltinPolicy
 
     return PolicyChoice("builtin", lambda i: BuiltinPolicy(max_docs=settings.max_docs, variant=i),
-                        f"using the built-in policy (no model): {why}")
+                        f"using the built-in policy (no model): {why}", warning)
+
+
+def _llm_module():
+    try:
+        from c1.agent.policies import llm
+    except ImportError as exc:
+        raise C1Error(f"the llm policy cannot be loaded: {exc}") from None
+    return llm
+
+
+def _choose_builtin(settings: Settings) -> PolicyChoice:
+    return _builtin(settings, "asked for with --policy builtin")
+
+
+def _choose_llm(settings: Settings) -> PolicyChoice:
+    if not settings.base_urls:
+        raise C1Error("--policy llm needs a model server: pass --base-url http://host:port/v1")
+    return _llm_module().choose(settings, fallback=_builtin)
+
+
+def _choose_auto(settings: Settings) -> PolicyChoice:
+    if not settings.base_urls:
+        return _builtin(settings, "no model server configured (--base-url)")
+    try:
+        llm = _llm_module()
+    except C1Error as exc:
+        return _builtin(settings, str(exc), warning=f"{exc}; using the built-in policy")
+    return llm.choose(settings, fallback=_fallback)
+
+
+def _fallback(settings: Settings, why: str) -> PolicyChoice:
+    """``auto`` with a named server that does not answer: the built-in policy, loudly."""
+    return _builtin(settings, why, warning=f"the model server did not answer ({why}); using the built-in policy")
+
+
+POLICIES: dict[str, PolicySpec] = {s.name: s for s in (
+    PolicySpec("auto", "a model server when one is configured (--base-url) and answers, else builtin", _choose_auto),
+    PolicySpec("llm", "an OpenAI-compatible model server (--base-url)", _choose_llm),
+    PolicySpec("builtin", "the algorithmic agent: no model", _choose_builtin),
+)}
+NAMES = tuple(POLICIES)
+
+
+def names_text(last: str = "or") -> str:
+    """``auto, llm or builtin``."""
+    return ", ".join(NAMES[:-1]) + f" {last} {NAMES[-1]}"
 
 
 def choose_policy(settings: Settings) -> PolicyChoice:
-    if settings.policy not in ("auto", "llm", "builtin"):
-        raise C1Error(f"--policy must be auto, llm or builtin, not {settings.policy!r}")
-    if settings.policy == "builtin":
-        return _builtin(settings, "asked for with --policy builtin")
-    if not settings.base_urls:
-        if settings.policy == "llm":
-            raise C1Error("--policy llm needs a model server: pass --base-url http://host:port/v1")
-        return _builtin(settings, "no model server configured (--base-url)")
-    try:
-        from c1.agent.policies import llm
-    except ImportError:
-        llm = None
-    if llm is None:
-        if settings.policy == "llm":
-            raise C1Error("the llm policy is not available yet")
-        return _builtin(settings, "the llm policy is not available yet")
-    return llm.choose(settings, fallback=_builtin)
+    spec = POLICIES.get(settings.policy)
+    if spec is None:
+        raise C1Error(f"--policy must be {names_text()}, not {settings.policy!r}")
+    return spec.choose(settings)

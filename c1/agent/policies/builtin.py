@@ -2,7 +2,10 @@
 
 It drives the same four tools under the same context rules as a model would, in rounds:
 
-1. search the whole question, alone: its results are the anchor ranking;
+1. search the whole question, alone: its results are the anchor ranking. The anchor is that
+   search's whole document ranking (what one search returns, ``Corpus.hybrid``), not only the
+   few chunks one call could show: while chunks it returns for its top documents are unshown,
+   the question's search is called again (``first_pages`` times at most) to show them;
 2. decompose the question — quoted titles and capitalised names (nationality adjectives such as
    "Canadian rock band" left out; "X and Y", "X or Y" split) — and search each part; at the same
    time follow the bridge entities of the best documents so far (pivots): names and titles in a
@@ -18,9 +21,15 @@ stored vector and term coverage) + ``w_anchor`` × its rank in the question's ow
 ``w_named`` × [the question names it: its title is a question entity or a multi-word title the
 question contains] + ``w_link`` × [a pivot's text mentions its title — the hop of a multi-hop
 question — weighted by how well the mentioning sentence matches the question] + ``w_back`` ×
-[it mentions a pivot's title]. Pivots are the top three by the first three terms plus every named
-document, then the documents that links lifted into the top three. Documents the question names
-keep their place in the answer (all of them for a comparison question).
+[it mentions a pivot's title] + ``w_identity`` × [the document's identity — title, file-name words,
+first page — matches the names and period the question asks about: ``Corpus.doc_evidence``, long
+documents only]. A title that several documents share ("Table of Contents", "UNITED STATES")
+names none of them: it makes no named document and no link. Pivots are the top three by the first
+terms plus every named document, then the documents that links lifted into the top three.
+Documents the question names keep their place in the answer (all of them for a comparison
+question). Only documents that the question's own search found, or that have evidence beyond
+similarity (named, linked, identity), may enter the answer (``gate``): the run does not end
+below its own first search because a sub-search brought in something merely similar.
 
 Past the soft limit it prunes the lowest-scored chunks until the context is back under 3/4 of
 that limit — never a chunk of a document in its answer set or of a pivot — and only in a turn
@@ -38,10 +47,11 @@ import json
 import math
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 
 from c1.agent.context import ToolCall
-from c1.agent.corpus import STOPWORDS, content_terms
+from c1.agent.corpus import STOPWORDS, content_terms, search_depth
 from c1.agent.output import Ranked, render_final
 from c1.agent.policy import AgentState, Reply
 
@@ -106,12 +116,30 @@ class BuiltinPolicy:
     w_link: float = 0.8
     w_anchor: float = 0.1
     w_back: float = 0.1
+    w_identity: float = 0.5
+    """Document-level evidence: the document's identity matches the question's names and period
+    (``Corpus.doc_evidence``, long documents only)."""
+    first_pages: int = 2
+    """Further calls of the question's own search, made while chunks that one search returns for
+    its top ``max_docs`` documents are not shown yet (long documents: one call shows a few chunks)."""
+    common_mentions: int = 10
+    common_share: float = 0.02
+    """A title held by more chunks than both of these is too common to be a link (``_common``)."""
+    gate: bool = True
+    """Only documents the question's own search found, and documents with evidence beyond
+    similarity (named, linked, identity), may enter the answer: what a sub-search or a bridge
+    brings in on similarity alone ("Subject", "Table of Contents") cannot push out what one search
+    of the whole question returns."""
     _round: int = 0
     _n: int = 0
     _queries: dict[str, _Query] = field(default_factory=dict)
     _queried: set[str] = field(default_factory=set)
     _docs: dict[str, _Doc] = field(default_factory=dict)
     _anchor: dict[str, int] = field(default_factory=dict)
+    _own: list[str] = field(default_factory=list)
+    """The question's own search (``Corpus.hybrid``), in document order: what one search returns."""
+    _pages: int = 0
+    _own_chunks: list[str] = field(default_factory=list)
     _qsim: dict[str, float] = field(default_factory=dict)
     _expanded: set[str] = field(default_factory=set)
     _read: set[str] = field(default_factory=set)
@@ -138,6 +166,8 @@ class BuiltinPolicy:
             self._comparison = is_comparison(state.question)
             return self._searches(names, [_Query(state.question, "question")])
         self._absorb(state)
+        if self._round == 1:
+            self._own = self._own_search(state)
         self._rank(state)
         answer = tuple(self._answer_ids())
         stable = answer == self._last_answer
@@ -152,6 +182,9 @@ class BuiltinPolicy:
             return self._answer(state)
         self._round += 1
         calls = self._searches(names, self._plan(state)).tool_calls
+        if self._pages < self.first_pages and self._unshown_own(state):
+            self._pages += 1  # read the question's own search further, before anything else
+            calls.insert(0, self._search_call(names, _Query(state.question, "question")))
         for doc_id in self._worth_reading(state):
             calls.append(self._call(names["read_document"], {"doc_id": doc_id}))
             self._read.add(doc_id)
@@ -225,14 +258,21 @@ class BuiltinPolicy:
         norms = {d: " " + self._normed(texts[d]) + " " for d in visible}
         entities = {_strip_article(_norm(e)) for e in self._entities_q}
         feats: dict[str, dict] = {}
+        first_rank = {d: i for i, d in enumerate(self._own, start=1)}
+        raw = {d: (self._docs[d].title if d in self._docs else shown[cids[0]].title) for d, cids in visible.items()}
+        shared = {_clean_title(t) for t, n in Counter(raw.values()).items() if n > 1}  # a title several share names none
+        identity = state.corpus.doc_evidence(state.question, list(visible)) if hasattr(state.corpus, "doc_evidence") else {}
         for d, cids in visible.items():
-            rank = self._anchor.get(d)
-            title = titles[d]
+            rank = first_rank.get(d) if self._own else self._anchor.get(d)
+            title = titles[d] if titles[d] not in shared else ""
+            titles[d] = title
             named = bool(title) and (_strip_article(title) in entities or (" " in title and f" {title} " in q_norm))
             feats[d] = {"sim": max(self._qsim.get(c, 0.0) for c in cids),
-                        "anchor": 1.0 / math.sqrt(rank) if rank else 0.0, "named": float(named)}
+                        "anchor": 1.0 / math.sqrt(rank) if rank else 0.0, "named": float(named),
+                        "identity": identity.get(d, 0.0)}
         first = {d: self._first(f) for d, f in feats.items()}
         order = sorted(visible, key=lambda d: -first[d])
+        linkable = {d: t for d, t in titles.items() if _mentions_ok(t) and not self._common(state.corpus, t)}
         pivots = order[:3] + [d for d in order[3:] if feats[d]["named"]]
         sents = {}
         for _ in range(2):  # links from the first pivots, then from the documents those links lifted
@@ -248,13 +288,13 @@ class BuiltinPolicy:
                 for d in visible:
                     if d == p:
                         continue
-                    t = titles[d]
+                    t = linkable.get(d)
                     fwd = 0.0
-                    if _mentions_ok(t) and f" {t} " in norms[p]:
+                    if t and f" {t} " in norms[p]:
                         for n, rel in zip(ss, rels):
                             if f" {t} " in f" {n} ":
                                 fwd = max(fwd, 0.5 + 0.5 * rel / top_rel)
-                    back = 1.0 if _mentions_ok(titles[p]) and f" {titles[p]} " in norms[d] else 0.0
+                    back = 1.0 if p in linkable and f" {linkable[p]} " in norms[d] else 0.0
                     feats[d]["link"] = max(feats[d]["link"], strength * fwd)
                     feats[d]["back"] = max(feats[d]["back"], strength * back)
             scores = {d: first[d] + self.w_link * feats[d]["link"] + self.w_back * feats[d]["back"] for d in visible}
@@ -266,6 +306,13 @@ class BuiltinPolicy:
         self._scores = scores
         self._explain = feats
 
+    def _common(self, corpus, title: str) -> bool:
+        """A title written all over the corpus ("United", "Table of Contents" as a page header):
+        its mention in a text links that text to nothing in particular."""
+        if corpus is None or not hasattr(corpus, "mentions"):
+            return False
+        return corpus.mentions(title) > max(self.common_mentions, self.common_share * corpus.size)
+
     def _normed(self, text: str) -> str:
         got = self._norm_cache.get(text)
         if got is None:
@@ -273,10 +320,13 @@ class BuiltinPolicy:
         return got
 
     def _first(self, f: dict) -> float:
-        return f["sim"] + self.w_anchor * f["anchor"] + self.w_named * f["named"]
+        return f["sim"] + self.w_anchor * f["anchor"] + self.w_named * f["named"] + self.w_identity * f["identity"]
 
     def _answer_ids(self) -> list[str]:
         ranked = sorted(self._scores, key=lambda d: -self._scores[d])
+        if self.gate and self._own:
+            own = set(self._own)
+            ranked = [d for d in ranked if d in own or self._evidenced(d)]
         top = ranked[: self.max_docs]
         # Documents the question names keep their place: all compared entities' documents for a
         # comparison question, at most half the answer otherwise (room for the documents they lead to).
@@ -291,6 +341,12 @@ class BuiltinPolicy:
                 top.remove(removable[0])
                 top.append(d)
         return sorted(top, key=lambda d: -self._scores[d])
+
+    def _evidenced(self, doc_id: str) -> bool:
+        """Something beyond similarity says the document belongs: the question names it, a pivot
+        links to it or it to a pivot, or its identity matches the question's names and period."""
+        f = self._explain.get(doc_id, {})
+        return bool(f.get("named") or f.get("link") or f.get("back") or f.get("identity"))
 
     # queries ----------------------------------------------------------------------------
     def _plan(self, state: AgentState) -> list[_Query]:
@@ -357,10 +413,35 @@ class BuiltinPolicy:
             if not key or key in self._queried:
                 continue
             self._queried.add(key)
-            call = self._call(names["search_corpus"], {"query": q.text})
-            self._queries[call.id] = q
-            calls.append(call)
+            calls.append(self._search_call(names, q))
         return Reply(tool_calls=calls)
+
+    def _search_call(self, names: dict, q: _Query) -> ToolCall:
+        call = self._call(names["search_corpus"], {"query": q.text})
+        self._queries[call.id] = q
+        return call
+
+    def _own_search(self, state: AgentState) -> list[str]:
+        """The documents of the question's own search, in its order (the corpus's ranking, read
+        past what the first call could show); also notes the chunks one search would return for
+        its top documents (``_own_chunks``: those among its first ``search_depth(k)`` chunks)."""
+        corpus = state.corpus
+        if corpus is None or not hasattr(corpus, "hybrid"):
+            return []
+        if self._qvec is None:
+            self._qvec = corpus.embed_query(state.question)
+        hits = corpus.hybrid(state.question, corpus.CANDIDATES, vector=self._qvec)
+        out: list[str] = []
+        for hit in hits:
+            if hit.doc.doc_id not in out:
+                out.append(hit.doc.doc_id)
+        top = set(out[: self.max_docs])
+        self._own_chunks = [h.chunk.id for h in hits[: search_depth(self.max_docs)] if h.doc.doc_id in top]
+        return out
+
+    def _unshown_own(self, state: AgentState) -> list[str]:
+        """Chunks one search would return for its top documents that the run has not shown yet."""
+        return [c for c in self._own_chunks if c not in state.context.shown]
 
     def _worth_reading(self, state: AgentState) -> list[str]:
         out = []

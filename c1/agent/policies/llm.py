@@ -5,11 +5,14 @@
   (older versions: ``reasoning_content``); earlier reasoning goes back on the assistant messages
   in the ``reasoning`` field (the Context puts it there).
 - Servers without native tool calls (llama.cpp's Python server, many others) write the call as
-  JSON in ``content``: fenced or bare, in ``<tool_call>`` tags, one object or a list, shaped
-  ``{"name", "arguments"}``, ``{"function": {...}}``, ``{"tool", "parameters"}``... — all accepted
-  (:func:`extract_tool_calls`). An attempted call that cannot be parsed still becomes a call, with
-  its raw text as arguments, so that the tools answer with an error observation and the run goes
-  on instead of ending on a broken "answer".
+  JSON in ``content``: fenced or bare, in ``<tool_call>`` or ``<tools>`` tags, one object or a
+  list, shaped ``{"name", "arguments"}``, ``{"function": {...}}``, ``{"tool", "parameters"}``...
+  (:func:`extract_tool_calls`) — but only when the whole reply is the call and names tools the
+  model was given, so that an answer quoting a document's JSON or mentioning a call in prose stays
+  an answer. Text is never read as a call from a server known to return native tool calls
+  (vLLM, by its model list; any server once it has returned one). An attempted call that cannot be
+  parsed still becomes a call, with its raw text as arguments, so that the tools answer with an
+  error observation and the run goes on instead of ending on a broken "answer".
 - Plain ``httpx`` rather than the ``openai`` SDK: one endpoint, one payload, and full control of
   timeouts and retries (connection errors, 429 and 5xx, with exponential backoff; a read timeout
   is not retried: a generation that took that long would only take as long again).
@@ -39,9 +42,8 @@ import httpx
 from c1.agent import prompts
 from c1.agent.context import ToolCall
 from c1.agent.policy import AgentState, PolicyError, Reply
+from c1.agent.tools import PARAMS, tool_names
 from c1.errors import C1Error
-
-from c1.agent.tools import PARAMS  # noqa: E402  (each tool's one argument)
 
 DEFAULT_TIMEOUT = 300.0
 """Seconds to wait for one chat completion (a long reasoning turn on a big model)."""
@@ -88,7 +90,7 @@ def parse_tool_names(spec: str | dict | None) -> dict[str, str]:
         if not re.fullmatch(r"[A-Za-z_][\w.-]{0,63}", str(value)):
             raise C1Error(f"--tool-names: {value!r} is not a valid tool name (letters, digits, _ . -)")
         out[key] = str(value)
-    if len(set(prompts.tool_names(out).values())) != len(PARAMS):
+    if len(set(tool_names(out).values())) != len(PARAMS):
         raise C1Error("--tool-names: two tools would have the same name")
     return out
 
@@ -146,6 +148,9 @@ class ChatClient:
             timeout=httpx.Timeout(timeout, connect=min(connect_timeout, timeout)),
         )
         self.timeout = timeout
+        self.native_tools: bool | None = None
+        """Whether the server returns native tool calls (vLLM says so in its model list; any server once
+        it has returned one). Until then calls written as text are read (:func:`extract_tool_calls`)."""
 
     def close(self) -> None:
         self.http.close()
@@ -161,7 +166,10 @@ class ChatClient:
             raise
         try:
             data = resp.json()
-            return [str(m["id"]) for m in data.get("data", [])]
+            models = [str(m["id"]) for m in data.get("data", [])]
+            if any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in data.get("data", [])):
+                self.native_tools = True  # vLLM runs with --enable-auto-tool-choice (c1 serve)
+            return models
         except (ValueError, TypeError, KeyError, AttributeError):
             raise PolicyError(f"model server {self.base_url}: /models did not answer a model list") from None
 
@@ -240,9 +248,10 @@ def client_for(base_url: str, key: str | None, timeout: float = DEFAULT_TIMEOUT)
 _NAME_KEYS = ("name", "tool", "tool_name", "function_name", "recipient_name")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "params", "tool_input")
 _THINK = re.compile(r"^\s*<think>(.*?)</think>", re.DOTALL)
-_TAGGED = re.compile(r"<(tool_call|function_call|tool_use)>\s*(.*?)\s*(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+_WRAPPER = re.compile(r"<(tool_call|tools|function_call|tool_use)>\s*(.*?)\s*(?:</\1>|\Z)"
+                      r"|```[ \t]*[\w-]*[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
 _DOC_TAG = re.compile(r"<\s*document\b", re.IGNORECASE)
+_CALL_START = re.compile(r"\s*(?:\{|\[|```|<(?:tool_call|tools|function_call|tool_use)>)", re.IGNORECASE)
 
 
 def _args_text(value) -> str:
@@ -254,10 +263,11 @@ def _args_text(value) -> str:
 
 
 def _calls_from(value, known: set[str]) -> list[tuple[str, str]] | None:
-    """(name, arguments-json) for each call in a decoded JSON value, or None if it is not a call."""
+    """(name, arguments-json) for each call in a decoded JSON value, or None unless every element is
+    a call to a known tool."""
     if isinstance(value, list):
-        calls = [c for item in value for c in (_calls_from(item, known) or [])]
-        return calls or None
+        calls = [_calls_from(item, known) for item in value]
+        return [c for group in calls for c in group] if calls and all(calls) else None
     if not isinstance(value, dict):
         return None
     if isinstance(value.get("tool_calls"), list):
@@ -265,16 +275,17 @@ def _calls_from(value, known: set[str]) -> list[tuple[str, str]] | None:
     fn = value.get("function")
     if isinstance(fn, dict) and isinstance(fn.get("name"), str):
         args = next((fn[k] for k in _ARG_KEYS if k in fn), next((value[k] for k in _ARG_KEYS if k in value), None))
-        return [(fn["name"], _args_text(args))]
+        return [(fn["name"], _args_text(args))] if fn["name"] in known else None
     name = fn if isinstance(fn, str) else next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
     if name is not None:
+        if name not in known:
+            return None
         arg_key = next((k for k in _ARG_KEYS if k in value), None)
         if arg_key is not None:
             return [(name, _args_text(value[arg_key]))]
-        if name in known:  # arguments flattened beside the name: {"name": "search_corpus", "query": "..."}
-            rest = {k: v for k, v in value.items() if k not in (*_NAME_KEYS, "function", "type", "id")}
-            return [(name, _args_text(rest))]
-        return None
+        # arguments flattened beside the name: {"name": "search_corpus", "query": "..."}
+        rest = {k: v for k, v in value.items() if k not in (*_NAME_KEYS, "function", "type", "id")}
+        return [(name, _args_text(rest))]
     if len(value) == 1:  # {"search_corpus": {"query": "..."}}
         (key, inner), = value.items()
         if key in known and isinstance(inner, (dict, str)):
@@ -282,111 +293,83 @@ def _calls_from(value, known: set[str]) -> list[tuple[str, str]] | None:
     return None
 
 
-def _json_values(text: str) -> list[tuple[int, int, object]]:
-    """Every top-level JSON object or list in ``text``: (start, end, value)."""
-    dec = json.JSONDecoder()
-    out = []
-    i = 0
-    while True:
-        starts = [p for p in (text.find("{", i), text.find("[", i)) if p >= 0]
-        if not starts:
-            return out
-        start = min(starts)
-        try:
-            value, end = dec.raw_decode(text, start)
-        except json.JSONDecodeError:
-            i = start + 1
-            continue
-        out.append((start, end, value))
-        i = end
+def _json_call(body: str, known: set[str]) -> list[tuple[str, str]] | None:
+    """The calls of ``body`` when all of it is one JSON value made of calls to known tools."""
+    body = body.strip()
+    try:
+        value, end = json.JSONDecoder().raw_decode(body)
+    except json.JSONDecodeError:
+        return None
+    return _calls_from(value, known) if not body[end:].strip() else None
 
 
-def _python_calls(text: str, params: dict[str, str]) -> list[tuple[int, int, str, str]]:
-    """``search_corpus(query="x")`` / ``search_corpus("x")`` for known tools."""
-    out = []
+def _python_call(body: str, params: dict[str, str]) -> list[tuple[str, str]] | None:
+    """``search_corpus(query="x")`` / ``search_corpus("x")`` for a known tool, when it is all of ``body``."""
     if not params:
-        return out
+        return None
     names = "|".join(re.escape(n) for n in sorted(params, key=len, reverse=True))
-    pattern = re.compile(
-        rf"\b({names})\s*\(\s*(?:(\w+)\s*=\s*)?(\"(?:[^\"\\]|\\.)*\"|'[^']*'|\[[^\]]*\]|\{{.*?\}})\s*\)", re.DOTALL)
-    for m in pattern.finditer(text):
-        name, _, raw = m.groups()
-        if raw.startswith("{"):
-            args = raw
-        else:
-            try:
-                value = json.loads(raw if not raw.startswith("'") else json.dumps(raw[1:-1]))
-            except json.JSONDecodeError:
-                try:
-                    value = json.loads(raw.replace("'", '"'))
-                except json.JSONDecodeError:
-                    value = raw
-            args = json.dumps({params[name]: value}, ensure_ascii=False)
-        out.append((m.start(), m.end(), name, args))
-    return out
+    m = re.fullmatch(rf"\s*({names})\s*\(\s*(?:(\w+)\s*=\s*)?(\"(?:[^\"\\]|\\.)*\"|'[^']*'|\[[^\]]*\]|\{{.*\}})\s*\)\s*",
+                     body, re.DOTALL)
+    if not m:
+        return None
+    name, _, raw = m.groups()
+    if raw.startswith("{"):
+        return [(name, raw)]
+    try:
+        value = json.loads(raw if not raw.startswith("'") else json.dumps(raw[1:-1]))
+    except json.JSONDecodeError:
+        try:
+            value = json.loads(raw.replace("'", '"'))
+        except json.JSONDecodeError:
+            value = raw
+    return [(name, json.dumps({params[name]: value}, ensure_ascii=False))]
 
 
 def extract_tool_calls(content: str, known: set[str] | dict[str, str] = frozenset()) -> tuple[list[ToolCall], str]:
     """Tool calls written as text → (calls, the text that is left).
 
-    ``known``: the tool names the model sees (a dict maps them to their single parameter, which
-    also enables ``name(arg)`` calls). A reply holding a ``<Document ...>`` list is a final
-    answer and yields no calls. An attempt at a call that cannot be decoded (broken JSON after a
-    known tool's name) yields one call whose arguments are the raw text: the tools turn it into
-    an error observation.
+    For servers without native tool calls only. A reply is a call only when *all* of it is one:
+    a JSON call (bare, or a list of calls), one or more ``<tool_call>`` (``<tools>``…) blocks or
+    code fences each holding JSON calls, or ``name(argument)`` — and only for the tools the model
+    was given (``known``: their names, or a dict of name → parameter, which also enables the
+    ``name(argument)`` form). Text that merely quotes JSON, prose that mentions a call, a ranked
+    list with a ``{"name": …}`` object in it, and anything with a ``<Document`` tag are answers.
+    An attempt at a call that cannot be decoded (a reply that starts like a call and names a known
+    tool) yields one call whose arguments are the raw text: the tools answer with an error.
     """
     text = content or ""
     params = known if isinstance(known, dict) else {}
     known = set(known)
-    if not text.strip() or _DOC_TAG.search(text):
+    body = text.strip()
+    if not body or _DOC_TAG.search(body) or not known:
         return [], text
-    found: list[tuple[int, int, str, str]] = []  # start, end, name, arguments
-
-    def take(start: int, end: int, body: str, offset: int) -> bool:
-        got = False
-        for s, e, value in _json_values(body):
-            for name, args in _calls_from(value, known) or []:
-                found.append((offset + s, offset + e, name, args))
-                got = True
-        if got:
-            found.append((start, end, "", ""))  # the whole wrapper is consumed
-        return got
-
-    wrapped = False
-    for m in list(_TAGGED.finditer(text)) + list(_FENCE.finditer(text)):
-        if any(s <= m.start() < e for s, e, n, _ in found if not n):
-            continue  # a fence inside a tag already read
-        wrapped |= take(m.start(), m.end(), m.group(2), m.start(2))
-    if not wrapped:
-        for s, e, value in _json_values(text):
-            for name, args in _calls_from(value, known) or []:
-                found.append((s, e, name, args))
-    if not any(n for _, _, n, _ in found):
-        for s, e, name, args in _python_calls(text, params):
-            found.append((s, e, name, args))
-    calls = [(s, n, a) for s, _, n, a in found if n]
-    if not calls:
-        broken = _broken_call(text, known)
+    found = _json_call(body, known) or _python_call(body, params)
+    if not found:
+        pos, parts = 0, []
+        for m in _WRAPPER.finditer(body):
+            if body[pos:m.start()].strip():
+                parts = None
+                break
+            inner = m.group(2) if m.group(1) else m.group(3)
+            got = _json_call(inner, known)
+            if got is None:
+                parts = None
+                break
+            parts += got
+            pos = m.end()
+        if parts and not body[pos:].strip():
+            found = parts
+    if found:
+        return [ToolCall(_new_id(), n, a) for n, a in found], ""
+    if _CALL_START.match(body):
+        broken = _broken_call(body, known)
         if broken:
-            call, start = broken
-            return [call], text[:start].strip()
-        return [], text
-    calls.sort(key=lambda c: c[0])
-    spans = sorted((s, e) for s, e, _, _ in found)
-    rest, pos = [], 0
-    for s, e in spans:
-        if s > pos:
-            rest.append(text[pos:s])
-        pos = max(pos, e)
-    rest.append(text[pos:])
-    leftover = re.sub(r"\n{3,}", "\n\n", "".join(rest)).strip()
-    return [ToolCall(_new_id(), n, a) for _, n, a in calls], leftover
+            return [broken], ""
+    return [], text
 
 
-def _broken_call(text: str, known: set[str]) -> tuple[ToolCall, int] | None:
-    """A known tool named as a JSON value (``"name": "search_corpus"``) in text that did not decode."""
-    if not known:
-        return None
+def _broken_call(text: str, known: set[str]) -> ToolCall | None:
+    """A known tool named as a JSON value (``"name": "search_corpus"``) in a call that did not decode."""
     names = "|".join(re.escape(n) for n in sorted(known, key=len, reverse=True))
     m = re.search(rf"[\"']?(?:{'|'.join(_NAME_KEYS)}|function)[\"']?\s*:\s*[\"']({names})[\"']", text)
     if not m:
@@ -398,19 +381,20 @@ def _broken_call(text: str, known: set[str]) -> tuple[ToolCall, int] | None:
         try:
             value, _ = json.JSONDecoder().raw_decode(text, args.end())
             if isinstance(value, dict):
-                return ToolCall(_new_id(), m.group(1), json.dumps(value, ensure_ascii=False)), start
+                return ToolCall(_new_id(), m.group(1), json.dumps(value, ensure_ascii=False))
         except json.JSONDecodeError:
             pass
-    raw = re.sub(r"\s*(?:```|</tool_call>)\s*$", "", text[start:].strip())
-    return ToolCall(_new_id(), m.group(1), raw), start
+    raw = re.sub(r"\s*(?:```|</tool_call>|</tools>)\s*$", "", text[start:].strip())
+    return ToolCall(_new_id(), m.group(1), raw)
 
 
 def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:10]}"
 
 
-def parse_reply(data: dict, known: set[str] | dict[str, str] = frozenset()) -> Reply:
-    """A chat completion → :class:`Reply` (native tool calls first, else calls written in text)."""
+def parse_reply(data: dict, known: set[str] | dict[str, str] = frozenset(), text_calls: bool = True) -> Reply:
+    """A chat completion → :class:`Reply`: its native tool calls; without any, and when
+    ``text_calls`` (a server that writes calls as text), a reply that is all a call."""
     choice = (data.get("choices") or [{}])[0] or {}
     msg = choice.get("message") or {}
     content = msg.get("content") or ""
@@ -428,7 +412,7 @@ def parse_reply(data: dict, known: set[str] | dict[str, str] = frozenset()) -> R
             continue
         calls.append(ToolCall(c.get("id") or _new_id(), str(fn["name"]), _args_text(fn.get("arguments"))))
     text = content
-    if not calls:
+    if not calls and text_calls:
         calls, text = extract_tool_calls(content, known)
     usage = data.get("usage") or {}
     return Reply(text=text.strip() if calls else content.strip(), tool_calls=calls, reasoning=reasoning,
@@ -462,17 +446,23 @@ class LLMPolicy:
             "tools": state.tools,
             "tool_choice": "auto",
         }
-        for key in ("temperature", "seed", "reasoning_effort", "max_tokens"):
+        for key in ("temperature", "seed", "reasoning_effort"):
             value = getattr(self, key)
             if value is not None:
                 body[key] = value
+        caps = [n for n in (self.max_tokens, state.max_reply_tokens) if n is not None]
+        if caps:  # the reply may not outgrow the context budget
+            body["max_tokens"] = min(caps)
         return body
 
     def next(self, state: AgentState) -> Reply:
         data = self.client.chat(self.payload(state))
-        seen = {**{prompts.tool_names(self.tool_names)[k]: p for k, p in PARAMS.items()},
-                **{state.tool_names[k]: p for k, p in PARAMS.items() if k in state.tool_names}}
-        return parse_reply(data, seen)
+        message = ((data.get("choices") or [{}])[0] or {}).get("message") or {}
+        if message.get("tool_calls"):
+            self.client.native_tools = True  # from now on, text is never read as a call
+        seen = {state.tool_names[k]: p for k, p in PARAMS.items() if k in state.tool_names} or \
+            {tool_names(self.tool_names)[k]: p for k, p in PARAMS.items()}
+        return parse_reply(data, seen, text_calls=not self.client.native_tools)
 
 
 # --- choosing it ------------------------------------------------------------------------------
@@ -523,12 +513,14 @@ def choose(settings, fallback: Callable, *, tool_names: dict | None = None, max_
     note = f"using the llm policy: model {model} at {serving[0].base_url}"
     if len(serving) > 1:
         note += f" and {len(serving) - 1} more replica(s), round-robin"
+    warning = None
     if down:
         note += f"; skipping {', '.join(c.base_url for c, _ in down)} (not answering)"
+        warning = f"model server {down[0][0].base_url} is not answering ({down[0][1]}); using the others"
 
     def factory(i: int) -> LLMPolicy:
         return LLMPolicy(serving[i % len(serving)], model, names, settings.temperature, settings.reasoning_effort,
                          None if settings.seed is None else settings.seed + i, max_tokens, settings.max_docs,
                          settings.soft_threshold)
 
-    return PolicyChoice("llm", factory, note)
+    return PolicyChoice("llm", factory, note, warning, model)

@@ -1,0 +1,92 @@
+"""OpenDocument text ``.odt`` (odfpy): headings, paragraphs, lists and tables in order; title and
+author from the document's metadata."""
+
+from __future__ import annotations
+
+import zipfile
+
+from c1.corpus.documents import Document, Skip
+from c1.corpus.loaders.common import clean, table_text
+from c1.corpus.loaders.package import check_package
+from c1.corpus.loaders.registry import Format, Loaded, register
+from c1.corpus.loaders.titles import document_title
+
+_WHAT = "OpenDocument text"
+
+
+def load_odt(path: str) -> Loaded:
+    from odf import opendocument
+
+    check_package(path, _WHAT, "content.xml")
+    if _encrypted(path):
+        raise Skip(f"encrypted {_WHAT} (password-protected)")
+    try:
+        document = opendocument.load(path)
+    except Exception as exc:
+        raise Skip(f"damaged {_WHAT} ({type(exc).__name__})") from None
+    blocks: list[tuple[str, float]] = []
+    _collect(document.text, blocks)
+    text = "\n\n".join(block for block, _ in blocks)
+    if not text.strip():
+        raise Skip(f"no text in {_WHAT}")
+    meta = _metadata(document)
+    title = document_title(meta.pop("title", ""), blocks, [], path)
+    return [Document(key=path, path=path, title=title, text=text, meta=meta)], []
+
+
+def _collect(element, blocks: list[tuple[str, float]]) -> None:
+    """Append (text, rank as a type size) of each heading, paragraph and table, in order."""
+    from odf import teletype
+
+    for child in element.childNodes:
+        name = getattr(child, "qname", (None, None))[1]
+        if name in ("h", "p"):
+            text = clean(teletype.extractText(child)).strip()
+            if text:
+                level = child.getAttribute("outlinelevel") if name == "h" else None
+                blocks.append((text, 4.0 - min(int(level or 1), 3) * 0.5 if name == "h" else 1.0))
+        elif name == "table":
+            rows = [[clean(teletype.extractText(cell)) for cell in _cells(row)] for row in _rows(child)]
+            if table := table_text(rows):
+                blocks.append((table, 1.0))
+        elif name is not None:
+            _collect(child, blocks)  # lists, sections, frames: what they hold
+
+
+def _rows(table) -> list:
+    rows = []
+    for child in table.childNodes:
+        name = getattr(child, "qname", (None, None))[1]
+        if name == "table-row":
+            rows.append(child)
+        elif name in ("table-header-rows", "table-rows", "table-row-group"):
+            rows.extend(_rows(child))
+    return rows
+
+
+def _cells(row) -> list:
+    return [c for c in row.childNodes if getattr(c, "qname", (None, None))[1] == "table-cell"]
+
+
+def _metadata(document) -> dict[str, str]:
+    from odf import teletype
+
+    found: dict[str, str] = {}
+    for child in document.meta.childNodes:
+        name = getattr(child, "qname", (None, None))[1]
+        key = {"title": "title", "creator": "author", "initial-creator": "author"}.get(name)
+        if key and key not in found and (value := clean(teletype.extractText(child)).strip()):
+            found[key] = value
+    return found
+
+
+def _encrypted(path: str) -> bool:
+    """ODF encryption leaves the zip readable and says so in the manifest."""
+    try:
+        with zipfile.ZipFile(path) as package:
+            return b"encryption-data" in package.read("META-INF/manifest.xml")
+    except (KeyError, zipfile.BadZipFile, OSError):
+        return False
+
+
+register(Format("odt", (".odt",), load_odt))
