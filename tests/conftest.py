@@ -111,18 +111,61 @@ class CliResult(NamedTuple):
         return lines[0]
 
 
-_SMALL_BATCHES = (
-    "import sys; import c1.corpus.indexer as ix; ix.BATCH_CHUNKS = int(sys.argv.pop(1)); "
-    "sys.argv[0] = 'c1'; from c1.cli import main; main()"
-)
+_INSTRUMENTED = """
+import importlib, os, sys, time
+import c1.corpus.indexer as ix
+batch, target, marker = sys.argv.pop(1), sys.argv.pop(1), sys.argv.pop(1)
+if batch != "-":
+    ix.BATCH_CHUNKS = int(batch)
+if target != "-":
+    module, owner, name = target.rsplit(".", 2)
+    cls = getattr(importlib.import_module(module), owner)
+    original = getattr(cls, name)
+
+    def paused(*args, **kwargs):
+        out = original(*args, **kwargs)
+        if not paused.done:
+            paused.done = True
+            open(marker, "w").close()
+            deadline = time.monotonic() + 600
+            while os.path.exists(marker) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        return out
+
+    paused.done = False
+
+    setattr(cls, name, paused)
+sys.argv[0] = "c1"
+from c1.cli import main
+main()
+"""
 
 
-def c1_argv(*args, batch_chunks: int | None = None) -> list[str]:
+def wait_for(predicate, proc: subprocess.Popen, what: str, timeout: float = 300) -> None:
+    """Wait until ``predicate()`` holds; fail if ``proc`` ends first or the time runs out."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if proc.poll() is not None:
+            pytest.fail(f"c1 ended (exit {proc.returncode}) before {what}:\n{proc.stderr.read()}")
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def c1_argv(*args, batch_chunks: int | None = None, pause_after: str | None = None,
+            marker: Path | None = None) -> list[str]:
     """The real CLI. ``batch_chunks`` makes the indexer commit every few chunks (crash tests: many
-    commits from a small corpus, so a kill lands between commits whatever the machine's speed)."""
-    if batch_chunks is None:
+    commits from a small corpus). ``pause_after`` ("c1.corpus.manifest.Manifest.replace_files"): right
+    after the first call of that method returns, the process creates ``marker`` and waits until the
+    test removes it — so that a signal, or a second command, lands in the middle of the run whatever
+    the machine's speed."""
+    if batch_chunks is None and pause_after is None:
         return [sys.executable, "-m", "c1", *map(str, args)]
-    return [sys.executable, "-c", _SMALL_BATCHES, str(batch_chunks), *map(str, args)]
+    return [sys.executable, "-c", _INSTRUMENTED, str(batch_chunks or "-"), pause_after or "-", str(marker or "-"),
+            *map(str, args)]
 
 
 def invoke_cli(*args, env: dict[str, str] | None = None) -> CliResult:
@@ -262,9 +305,11 @@ def c1_popen(c1_home: Path):
     """Start the real CLI without waiting; every process still running at teardown is killed."""
     procs: list[subprocess.Popen] = []
 
-    def start(*args, env: dict[str, str] | None = None, batch_chunks: int | None = None) -> subprocess.Popen:
+    def start(*args, env: dict[str, str] | None = None, batch_chunks: int | None = None,
+              pause_after: str | None = None, marker: Path | None = None) -> subprocess.Popen:
         proc = subprocess.Popen(
-            c1_argv(*args, batch_chunks=batch_chunks), env={**os.environ, **(env or {})},
+            c1_argv(*args, batch_chunks=batch_chunks, pause_after=pause_after, marker=marker),
+            env={**os.environ, **(env or {})},
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         procs.append(proc)
@@ -323,18 +368,6 @@ def read_manifest(path: Path) -> dict:
         }
     finally:
         db.close()
-
-
-def manifest_count(path: Path, table: str) -> int:
-    """Rows in a manifest table, read while another process may be writing; 0 if not there yet."""
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
-        try:
-            return db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
 
 
 def chroma_collection(home: Path, collection: str = "default", chroma_url: str | None = None):
