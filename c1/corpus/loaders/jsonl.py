@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import orjson
+
 from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders.common import capped, clean, clip, first_line, read_bytes
 from c1.corpus.loaders.registry import Format, Loaded, register
@@ -47,7 +49,7 @@ def load_jsonl(path: str) -> Loaded:
 def _jsonl_record(line: str) -> tuple[str, str, str]:
     """(id, title or "", text) of one line; raises ValueError with the reason."""
     try:
-        record = json.loads(line)
+        record = _parse(line)
     except ValueError:
         raise ValueError("invalid JSON") from None
     if not isinstance(record, dict):
@@ -61,6 +63,16 @@ def _jsonl_record(line: str) -> tuple[str, str, str]:
     title = record.get("title")
     title = clip(clean(title)) if isinstance(title, str) else ""
     return clean(str(ident)), title, clean(text)
+
+
+def _parse(line: str):
+    """orjson (2-3x faster on corpus lines: bench/json_speed.py); the standard library for the lines it
+    refuses and json reads (NaN, a lone surrogate escape, an integer beyond 64 bits), so that the same
+    lines are read either way."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
 
 
 register(Format("jsonl", (".jsonl",), load_jsonl))
