@@ -32,6 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.report import c1_env, report  # noqa: E402
 from bench.search_quality import OUT, ensure_corpus, questions  # noqa: E402
 from bench.textpool import shared_data  # noqa: E402
 
@@ -120,8 +121,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="c1-batch-bench-"))
     qfile = work / "questions.txt"
     qfile.write_text("".join(q + "\n" for q in qs))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("C1_")}
-    env.update(C1_HOME=str(home), PYTHONPATH=os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p))
+    env = c1_env(C1_HOME=str(home))
     port = free_port()
     api = subprocess.Popen([sys.executable, "-m", "c1", "serve", "--api-only", "--api-port", str(port),
                             "--max-concurrency", str(args.jobs), "--policy", "builtin"], env=env,
@@ -154,17 +154,13 @@ def main() -> int:
               "same_documents": f"{same}/{len(qs)}", "batch_in_input_order": in_order,
               "load_average_1m": load, "cpus": os.cpu_count()}
     rows = [
-        ("questions", f"{len(qs)} (HotpotQA, MuSiQue, HotpotQA lower-cased) on the pooled HotpotQA collection"),
+        ("questions", f"{len(qs)} (HotpotQA, MuSiQue, HotpotQA lower- and upper-cased) on the pooled HotpotQA collection"),
         (f"search API, {args.jobs} clients (median)", f"{a:.1f} s ({len(qs) / a:.1f}/s)"),
         (f"c1 search --batch --jobs {args.jobs} (median, whole process)", f"{b:.1f} s ({len(qs) / b:.1f}/s)"),
         ("ratio batch / API", f"{b / a:.3f}  (aim <= 1.3)"),
         ("same documents, in input order", f"{same}/{len(qs)}, {in_order}"),
-        ("load average (1 min), before / after", f"{load} on {os.cpu_count()} CPUs"),
     ]
-    width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        print(f"{key:<{width}}  {value}")
-    print(json.dumps(result))
+    report(rows, result)
     return 0
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.report import C1, c1_env, report, timed  # noqa: E402
 from bench.search_quality import OUT, ensure_corpus, questions  # noqa: E402
 
 COLD_START = r"""
@@ -61,50 +62,19 @@ print(json.dumps({"import_chromadb": t1 - t0, "import_the_rest": t2 - t1, "onnx_
 """
 
 
-def timed(argv: list[str], env: dict) -> tuple[float, int, str]:
-    """(wall seconds, peak RSS in MB, stdout) of one whole process."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{argv} exited {proc.returncode}")
-    return wall, usage.ru_maxrss // 1024, out.decode()
+def resident(home: Path, op: str) -> dict | None:
+    """``ping`` or ``stop`` the home's resident process (this process's $XDG_RUNTIME_DIR: the bench's own)."""
+    from c1.config import Settings
+    from c1.daemon.client import control
+
+    return control(Settings(home=home), op)
 
 
-def daemon_peak_mb(home: Path, env: dict) -> int | None:
-    """VmHWM of the home's resident process."""
-    old = dict(os.environ)
-    os.environ.update(env)
-    try:
-        from c1.config import Settings
-        from c1.daemon.client import control
-
-        reply = control(Settings(home=home), "ping")
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
-    if not reply:
-        return None
-    for line in Path(f"/proc/{reply['pid']}/status").read_text().splitlines():
+def peak_mb(pid: int) -> int | None:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) // 1024
     return None
-
-
-def stop_daemon(home: Path, env: dict) -> None:
-    old = dict(os.environ)
-    os.environ.update(env)
-    try:
-        from c1.config import Settings
-        from c1.daemon.client import control
-
-        control(Settings(home=home), "stop")
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
 
 
 def in_process(home: Path, qs: list[str]) -> list[float]:
@@ -140,10 +110,9 @@ def main() -> int:
 
     home = ensure_corpus(args.hotpot_home)
     runtime = Path(tempfile.mkdtemp(prefix="c1-bench-rt-"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("C1_")}
-    env.update(C1_HOME=str(home), XDG_RUNTIME_DIR=str(runtime), C1_DAEMON="1",
-               PYTHONPATH=os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p))
-    c1 = [sys.executable, "-m", "c1"]
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)  # a resident process of the bench's own, stopped at the end
+    env = c1_env(C1_HOME=str(home), C1_DAEMON="1")
+    c1 = C1
     qs = [q.question for q in questions()][: args.runs]
     load_before = os.getloadavg()[0]
     try:
@@ -159,7 +128,7 @@ def main() -> int:
             a, b = json.loads(out), json.loads(out2)
             a["stats"].pop("seconds"), b["stats"].pop("seconds")
             same += a == b
-        resident_mb = daemon_peak_mb(home, env)
+        resident_mb = peak_mb(resident(home, "ping")["pid"])
         status_d, status_c = [], []
         for _ in range(args.status_runs):
             status_d.append(timed([*c1, "status", "--json"], env)[0])
@@ -170,7 +139,7 @@ def main() -> int:
         python = med([timed([sys.executable, "-c", "pass"], env)[0] for _ in range(5)])
         helps = med([timed([*c1, "--help"], env)[0] for _ in range(5)])
     finally:
-        stop_daemon(home, env)
+        resident(home, "stop")
         shutil.rmtree(runtime, ignore_errors=True)
 
     warm = daemon[1:]
@@ -198,12 +167,8 @@ def main() -> int:
         ("cold start, parts", ", ".join(f"{k} {v:.2f} s" for k, v in parts.items())),
         ("peak RSS: command via daemon / --no-daemon / resident",
          f"{max(rss_daemon_client)} / {max(rss_cold)} / {resident_mb} MB"),
-        ("load average (1 min), before / after", f"{result['load_average_1m']} on {os.cpu_count()} CPUs"),
     ]
-    width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        print(f"{key:<{width}}  {value}")
-    print(json.dumps(result))
+    report(rows, result)
     return 0
 
 

@@ -24,7 +24,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from bench.report import C1, c1_env, report, timed  # noqa: E402
 
 
 def shared_data() -> Path:
@@ -76,17 +77,6 @@ def same_texts(settings) -> list[str]:
         m.close()
 
 
-def timed(argv: list[str], env: dict) -> tuple[float, int, str]:
-    """(wall seconds, peak RSS in MB, stdout) of one whole process."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
-        raise SystemExit(f"{argv} failed")
-    return time.perf_counter() - t0, usage.ru_maxrss // 1024, out.decode()
-
-
 def embed_rate(texts: list[str], max_tokens: int, batch: int) -> float:
     """Chunks/s of the built-in embedder alone on ``texts`` (a fresh instance, its session built first)."""
     from c1.corpus.embedders import MiniLMEmbedder
@@ -111,9 +101,8 @@ def main() -> int:
     from c1.corpus import indexer as ix
 
     work = Path(tempfile.mkdtemp(prefix="c1-bench-"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("C1_")}
-    env.update(C1_DAEMON="0", PYTHONPATH=os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p))
-    c1 = [sys.executable, "-m", "c1"]
+    env = c1_env(C1_DAEMON="0")
+    c1 = C1
     load = [round(os.getloadavg()[0], 2)]
     try:
         n_pdfs, n_mail = build_corpus(shared_data(), work / "corpus", args.mail, not args.no_sec)
@@ -124,13 +113,13 @@ def main() -> int:
             steps = ("index", "embed") if r % 2 == 0 else ("embed", "index")
             for step in steps:
                 if step == "index":
-                    wall, rss, out = timed([*c1, "index", str(work / "corpus"), "--json", "-q"], {**env, "C1_HOME": str(home)})
-                    report = json.loads(out)
-                    runs.append(report)
+                    _, rss, out = timed([*c1, "index", str(work / "corpus"), "--json", "-q"], {**env, "C1_HOME": str(home)})
+                    run = json.loads(out)
+                    runs.append(run)
                     rss_index.append(rss)
                     if not texts:
                         texts = same_texts(Settings().with_flags(home=home))
-                        assert len(texts) == report["chunks"], (len(texts), report["chunks"])
+                        assert len(texts) == run["chunks"], (len(texts), run["chunks"])
                 else:  # round 0 indexes first: the texts come from its collection
                     rates256.append(embed_rate(texts, 256, ix.BATCH_CHUNKS))
                     rates128.append(embed_rate(texts, 128, ix.BATCH_CHUNKS))
@@ -145,13 +134,13 @@ def main() -> int:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 
-    report = runs[0]
+    first = runs[0]
     index_cps = statistics.median(r["chunks_per_second"] for r in runs)
     embed_cps = statistics.median(rates256)
     ratios = [r["chunks_per_second"] / e for r, e in zip(runs, rates256)]
     result = {
-        "corpus": {"sec_pdfs": n_pdfs, "enron_messages": n_mail, "files": report["added"], "skipped": len(report["skipped"]),
-                   "documents": report["documents"], "chunks": report["chunks"]},
+        "corpus": {"sec_pdfs": n_pdfs, "enron_messages": n_mail, "files": first["added"], "skipped": len(first["skipped"]),
+                   "documents": first["documents"], "chunks": first["chunks"]},
         "repeats": len(runs),
         "index_seconds": [r["seconds"] for r in runs],
         "index_chunks_per_second": round(index_cps, 2),
@@ -162,6 +151,7 @@ def main() -> int:
         "peak_rss_mb": {"c1_index": max(rss_index), "c1_search_no_daemon": rss_search},
         "noop_reindex_seconds": noop["seconds"],
         "help_seconds_median": round(statistics.median(helps), 3),
+        "bench": "index_speed",
         "embedder": "minilm-l6-int8",
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
@@ -169,20 +159,16 @@ def main() -> int:
     }
     seconds = ", ".join(f"{r['seconds']:.1f}" for r in runs)
     rows = [
-        ("corpus", f"{n_pdfs} SEC PDFs + {n_mail} Enron messages: {report['added']} files, {report['documents']} documents, "
-                   f"{report['chunks']} chunks"),
+        ("corpus", f"{n_pdfs} SEC PDFs + {n_mail} Enron messages: {first['added']} files, {first['documents']} documents, "
+                   f"{first['chunks']} chunks"),
         ("c1 index (median of rounds)", f"{index_cps:.2f} chunks/s; {seconds} s"),
         ("embedder alone, same texts, 256 / 128 word pieces", f"{embed_cps:.2f} / {result['embedder_chunks_per_second_128']:.2f} chunks/s"),
         ("ratio (index / embedder at 256)", f"{result['ratio']:.3f}  (rounds: {result['ratios']}; aim >= 0.85)"),
         ("peak RSS: c1 index / c1 search --no-daemon", f"{max(rss_index)} / {rss_search} MB"),
         ("re-index, nothing changed", f"{noop['seconds']:.2f} s"),
         ("c1 --help (median of 5)", f"{result['help_seconds_median'] * 1000:.0f} ms"),
-        ("load average (1 min), before / after", f"{load} on {os.cpu_count()} CPUs"),
     ]
-    width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        print(f"{key:<{width}}  {value}")
-    print(json.dumps(result))
+    report(rows, result)
     return 0
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.report import report  # noqa: E402
 from bench.search_quality import OUT, ensure_corpus  # noqa: E402
 
 
@@ -90,7 +91,7 @@ def main() -> int:
                                         lambda: [orjson.dumps(result) for _ in range(100)])
     out_json, out_orjson = out_json / 100, out_orjson / 100
 
-    report = {
+    result = {
         "bench": "json_speed", "corpus_lines": len(text_lines),
         "parse_lines_s": {"json": round(parse_json, 3), "orjson": round(parse_orjson, 3),
                           "ratio_orjson": round(parse_orjson / parse_json, 3)},
@@ -104,18 +105,15 @@ def main() -> int:
     }
     rows = [
         (f"parse {len(text_lines):,} JSONL lines", f"json {parse_json:.3f} s, orjson {parse_orjson:.3f} s "
-                                                   f"(x{report['parse_lines_s']['ratio_orjson']})"),
+                                                   f"(x{result['parse_lines_s']['ratio_orjson']})"),
         ("load_jsonl (parse, checks, documents)", f"json {load_json:.3f} s, orjson {load_orjson:.3f} s "
-                                                  f"(x{report['load_jsonl_s']['ratio_orjson']})"),
+                                                  f"(x{result['load_jsonl_s']['ratio_orjson']})"),
         (f"dump one --json result ({size:,} bytes)", f"json {out_json * 1000:.3f} ms, orjson {out_orjson * 1000:.3f} ms "
-                                                     f"(x{report['dump_result_ms']['ratio_orjson']})"),
-        ("json's dump as a share of the search itself", f"{report['dump_share_of_search_json'] * 100:.2f} % "
+                                                     f"(x{result['dump_result_ms']['ratio_orjson']})"),
+        ("json's dump as a share of the search itself", f"{result['dump_share_of_search_json'] * 100:.2f} % "
                                                         f"of {search_s * 1000:.0f} ms"),
     ]
-    width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        print(f"{key:<{width}}  {value}")
-    print(json.dumps(report))
+    report(rows, result)
     return 0
 
 
