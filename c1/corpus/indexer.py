@@ -37,7 +37,6 @@ from c1.corpus.ids import chunk_id, doc_id_for
 from c1.corpus.manifest import Chunk, DocRecord, FileRecord, Manifest, ManifestDamaged, chunk_hash
 from c1.errors import C1Error
 
-
 BATCH_CHUNKS = 64
 """Chunks per write batch: small enough that progress moves every few seconds on a laptop CPU,
 large enough that the per-batch commits (tantivy, manifest) stay a small share of the time."""
@@ -143,8 +142,6 @@ class _Page:
     path: str
     number: int
     pages: int
-    text: str
-    title_of: Callable[[list[str]], str]
 
 
 class Indexer:
@@ -279,8 +276,8 @@ class Indexer:
                         return
                     item = _Loaded(rec, is_new)
 
-                    def on_page(number, pages, text, title_of, path=rec.path):
-                        out.put(_Page(path, number, pages, text, title_of))
+                    def on_page(number, pages, path=rec.path):
+                        out.put(_Page(path, number, pages))
 
                     try:
                         item.docs, item.warnings = load_with_warnings(src, on_page=on_page)

@@ -34,7 +34,7 @@ def load(source: Source) -> list[Document]:
 
 def load_with_warnings(source: Source, on_page: OnPage | None = None) -> Loaded:
     """The documents of ``source`` and the non-fatal problems met; raises :class:`Skip` only.
-    ``on_page``: told of each page as it is read, by the formats that read pages (PDF)."""
+    ``on_page(number, pages)``: told of each page as it is read, by the formats that read pages (PDF)."""
     fmt = format_of(source.kind)
     if fmt is None:
         raise Skip(f"unsupported kind of source: {source.kind}")

@@ -3,8 +3,9 @@
 PDFium reads the text (:mod:`.pdf_pdfium`), statement rows kept whole (:mod:`.pdf_rows`); pypdf
 (:mod:`.pdf_pypdf`) reads files PDFium refuses and pages whose glyphs PDFium cannot map to text;
 OCR (:mod:`.ocr`) reads pages without a text layer. Pages come from an iterator, one at a time,
-and are handed on as they are read (``on_page``: the indexer embeds the start of a long file while
-the rest is read); only the title waits for the last page (running heads are found over all of them).
+so that they could be handed on (to the chunker, the embedder) before the whole file is read, and
+each is reported as it is read (``on_page``: ``c1 index`` shows it); only the title waits for the
+last page (running heads are found over all of them).
 """
 
 from __future__ import annotations
@@ -37,8 +38,7 @@ def load_pdf(path: str, on_page: OnPage | None = None) -> Loaded:
             if page.number == 1:
                 first_page = page.lines or [(line, None) for line in page.text.split("\n") if line.strip()]
             if on_page is not None:
-                on_page(page.number, pdf.page_count, page.text,
-                        lambda pages, first=first_page: document_title(metadata_title, first, pages, path))
+                on_page(page.number, pdf.page_count)
     text, pages = join_pages(texts)
     if not text.strip():
         if read_by_ocr:  # pictures without words: nothing to index, and nothing to retry

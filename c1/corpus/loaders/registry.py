@@ -19,11 +19,9 @@ from c1.corpus.documents import Document
 Loaded = tuple[list[Document], list[str]]
 """What a loader returns: the documents of one file and the non-fatal problems met."""
 
-OnPage = Callable[[int, int, str, Callable[[list[str]], str]], None]
-"""``on_page(number, pages, text, title_of)``, called by a paged loader as each page is read: the
-page's final text (1-based ``number`` of ``pages``), and ``title_of(page_texts)``, the title the
-document would get from those pages (the title proper needs every page). Pages are joined as
-:func:`~c1.corpus.loaders.common.join_pages` joins them."""
+OnPage = Callable[[int, int], None]
+"""``on_page(number, pages)``, called by a paged loader as it reads each page (1-based ``number`` of
+``pages``): ``c1 index`` shows it while a long file is read."""
 
 
 @dataclass(frozen=True)
@@ -42,8 +40,7 @@ class Format:
     """False: without its modules, the folder walk passes these files by (they are counted with
     the unsupported ones) instead of listing each as skipped — for kinds as common as images."""
     pages: bool = False
-    """``load(path, on_page=...)`` reports each page as it is read (:data:`OnPage`): the indexer
-    embeds the beginning of a long file while the rest is read."""
+    """``load(path, on_page=...)`` reports each page as it is read (:data:`OnPage`)."""
 
     def installed(self) -> bool:
         """Are its modules there (found, not imported: cheap enough for every walk)?"""
