@@ -58,6 +58,7 @@ def _run(fn, *args, **kwargs) -> None:
         raise typer.Exit(exc.code) from None
     except KeyboardInterrupt:
         error("interrupted")
+        _exit_now_if_busy(130)  # a loader thread inside PDFium or ONNX (OCR): finalising under it aborts
         raise typer.Exit(130) from None
     except BrokenPipeError:  # `c1 search ... | head -1`: the reader has what it wanted; stop quietly, as ripgrep does
         _drop_stdout()
@@ -82,8 +83,9 @@ def _drop_stdout() -> None:
 
 
 def _exit_now_if_busy(code: int) -> None:
-    """Exit at once while other threads still run (``--parallel`` agents inside ONNX or Chroma calls): letting
-    the interpreter finalise under them aborts the process ("terminate called without an active exception")."""
+    """Exit at once while other threads still run (``--parallel`` agents inside ONNX or Chroma calls, the
+    indexer's loader inside PDFium or OCR): letting the interpreter finalise under them aborts the process
+    ("terminate called without an active exception"). The work was left in ``finally`` blocks already."""
     import threading
 
     if threading.active_count() > 1:
