@@ -113,8 +113,9 @@ class _progress_bar:
         def update(p):
             elapsed = self.bar.tasks[0].elapsed or 0.0
             rate = f"{p.chunks_done / elapsed:.1f}" if elapsed else "0.0"
+            note = f"{os.path.basename(p.current)} p. {p.page}/{p.pages}" if p.page else ""  # a long file, as it is read
             self.bar.update(self.task, total=p.files_total, completed=p.files_done, chunks=p.chunks_done, rate=rate,
-                            note="")  # an OCR note is about a file now done
+                            note=note)  # an OCR note is about a file now done
 
         def ocr_page(path, page, pages):
             self.bar.update(self.task, note=f"OCR {os.path.basename(path)} page {page}/{pages}")

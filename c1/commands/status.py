@@ -110,7 +110,13 @@ def run_status(settings: Settings, *, only: str | None, json_out: bool) -> int:
         names = [only]
     if not names:
         raise C1Error(f"no collections under {settings.home}: run `c1 index PATH` first")
-    rows = [status_row(settings, n) for n in names]
+    rows = None
+    if settings.daemon:
+        from c1.daemon.client import status_via_daemon
+
+        rows = status_via_daemon(settings, names)
+    if rows is None:
+        rows = [status_row(settings, n) for n in names]
     code = 0 if all(r["consistent"] for r in rows) else 1
     if json_out:
         emit_json({"home": str(settings.home), "collections": rows})

@@ -24,6 +24,7 @@ import os
 import queue
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -41,6 +42,8 @@ from c1.errors import C1Error
 BATCH_CHUNKS = 64
 """Chunks per write batch: small enough that progress moves every few seconds on a laptop CPU,
 large enough that the per-batch commits (tantivy, manifest) stay a small share of the time."""
+LOAD_AHEAD = 8
+"""Files loaded ahead of the embedder (the pages of the one being read stream regardless)."""
 
 
 @dataclass
@@ -60,6 +63,8 @@ class IndexReport:
     seconds: float = 0.0
     embed_seconds: float = 0.0
     repaired: bool = False
+    reused: int = 0
+    """Chunks whose vectors an interrupted run had embedded (in the middle of a long file): not embedded again."""
 
     @property
     def chunks_per_second(self) -> float:
@@ -78,7 +83,11 @@ class Progress:
     files_total: int = 0
     files_done: int = 0
     chunks_done: int = 0
+    """Chunks embedded so far (a long file's, round by round)."""
     current: str = ""
+    page: int = 0
+    """The page of ``current`` being read, of ``pages`` (0: not a paged file, or once it is read)."""
+    pages: int = 0
 
 
 ProgressFn = Callable[[Progress], None]
@@ -170,6 +179,15 @@ class _Loaded:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Page:
+    """A page of a file being read (its progress is shown before the file is done)."""
+
+    path: str
+    number: int
+    pages: int
+
+
 class Indexer:
     def __init__(self, settings: Settings, embedder: Embedder, progress: ProgressFn | None = None,
                  stop: threading.Event | None = None):
@@ -179,6 +197,7 @@ class Indexer:
         self.state = Progress()
         self.stop = stop
         """Once set, files not yet loaded are left for the next run (``c1 index --watch`` stopping)."""
+        self._kept_any = False
 
     # entry points -----------------------------------------------------------------------
     def run(self, paths: list[str], rebuild: bool = False) -> IndexReport:
@@ -316,21 +335,29 @@ class Indexer:
         store.lexical.commit()
         store.manifest.remove_files(paths)
 
-    def _load_all(self, todo: list[tuple]) -> Iterator[_Loaded]:
-        """Load files in a background thread so parsing overlaps with embedding."""
+    def _load_all(self, todo: list[tuple]) -> Iterator[_Loaded | _Page]:
+        """Load files in a background thread so that parsing overlaps with embedding; the pages of a
+        paged file (PDF) are reported one by one as they are read (progress), then the file itself.
+        At most ``LOAD_AHEAD`` files are loaded ahead of the embedder."""
         from c1.corpus.loaders import load_with_warnings
 
-        out: queue.Queue = queue.Queue(maxsize=8)
+        out: queue.Queue = queue.Queue()
+        ahead = threading.Semaphore(LOAD_AHEAD)
         stop = threading.Event()
 
         def work():
             try:
                 for src, rec, is_new in todo:
+                    ahead.acquire()
                     if stop.is_set():
                         return
                     item = _Loaded(rec, is_new)
+
+                    def on_page(number, pages, path=rec.path):
+                        out.put(_Page(path, number, pages))
+
                     try:
-                        item.docs, item.warnings = load_with_warnings(src)
+                        item.docs, item.warnings = load_with_warnings(src, on_page=on_page)
                     except Skip as exc:
                         item.skip = str(exc)
                     except Exception as exc:  # a loader bug must not kill the run
@@ -343,20 +370,28 @@ class Indexer:
         thread.start()
         try:
             while (item := out.get()) is not None:
+                if isinstance(item, _Loaded):
+                    ahead.release()
                 yield item
         finally:
             stop.set()
+            ahead.release()  # a loader waiting for room sees ``stop``
 
     def _index(self, store: "Store", todo: list[tuple], report: IndexReport) -> None:
         self.state = Progress(files_total=len(todo))
         self.progress(self.state)
+        self._kept_any = store.manifest.has_kept_vectors()
         taken = {d: k for k, d in store.manifest.doc_ids_by_key().items()}
         batch: list[_Loaded] = []
         size = 0
         for item in self._load_all(todo):
+            if isinstance(item, _Page):
+                self.state.current, self.state.page, self.state.pages = item.path, item.number, item.pages
+                self.progress(self.state)
+                continue
             if self.stop is not None and self.stop.is_set():
                 break  # what is loaded is written below; the rest keeps its old record, for the next run
-            self.state.current = item.rec.path
+            self.state.current, self.state.page, self.state.pages = item.rec.path, 0, 0
             if item.skip:
                 report.skipped.append({"path": item.rec.path, "reason": item.skip})
                 item.docs = []
@@ -369,6 +404,8 @@ class Indexer:
                 batch, size = [], 0
         if batch:
             self._flush(store, batch, taken, report)
+        if self._kept_any:
+            store.manifest.forget_vectors()  # every file is committed: no kept vector is needed any more
 
     def _flush(self, store: "Store", batch: list[_Loaded], taken: dict[str, str], report: IndexReport) -> None:
         docs: list[DocRecord] = []
@@ -376,7 +413,8 @@ class Indexer:
         metas: list[dict] = []
         embed_inputs: list[str] = []
         ctxs: list[ChunkContext] = []
-        for item in batch:
+        owners: list[int] = []  # for each embed input, the index of its file in ``batch``
+        for i, item in enumerate(batch):
             for doc in item.docs:
                 record, doc_chunks = self._chunk(doc, taken)
                 if not doc_chunks:
@@ -388,13 +426,14 @@ class Indexer:
                     metas.append(chroma_metadata(record, c))
                     embed_inputs.append(ctx.embed_text(c.text))
                     ctxs.append(ctx)
+                    owners.append(i)
         paths = [item.rec.path for item in batch]
         old_ids = {cid for d in store.manifest.docs_of(paths) for cid in d.chunk_ids()}
         new_ids = [c.id for c in chunks]
         store.manifest.mark_pending(paths)
         t0 = time.perf_counter()
         try:
-            vectors = self.embedder.embed(embed_inputs)
+            vectors = self._embed(store, paths, embed_inputs, owners, report)
         except EmbedderError as exc:
             raise C1Error(str(exc)) from None
         report.embed_seconds += time.perf_counter() - t0
@@ -415,8 +454,38 @@ class Indexer:
                 report.updated += 1
         report.chunks += len(chunks)
         self.state.files_done += len(batch)
-        self.state.chunks_done += len(chunks)
         self.progress(self.state)
+
+    def _embed(self, store: "Store", paths: list[str], inputs: list[str], owners: list[int], report: IndexReport):
+        """The vectors of ``inputs`` (``owners[i]``: the index in ``paths`` of input i's file), embedded in
+        rounds of ``BATCH_CHUNKS`` with progress after each. A file embedded over several rounds (a long
+        one) has each round's vectors kept in the manifest until it is committed, and takes the vectors an
+        interrupted run kept for it (c1/corpus/vector_cache.py)."""
+        import numpy as np
+
+        from c1.corpus.vector_cache import Vectors
+
+        kept: dict[str, bytes] = {}
+        if self._kept_any:
+            for path in paths:
+                kept.update(store.manifest.kept_vectors(path))
+        cache = Vectors(self.embedder, kept)
+        per_file = Counter(owners)
+        out = np.zeros((len(inputs), self.embedder.dim), dtype=np.float32)
+        for start in range(0, len(inputs), BATCH_CHUNKS):
+            end = min(start + BATCH_CHUNKS, len(inputs))
+            out[start:end], keys, new = cache.embed(inputs[start:end])
+            keep: dict[str, dict[str, bytes]] = {}
+            for key, owner in zip(keys, owners[start:end]):
+                if key in new and per_file[owner] > BATCH_CHUNKS:
+                    keep.setdefault(paths[owner], {})[key] = new[key].tobytes()
+            for path, vectors in keep.items():
+                store.manifest.keep_vectors(path, vectors)
+                self._kept_any = True
+            self.state.chunks_done += end - start
+            self.progress(self.state)
+        report.reused += len(cache.reused)
+        return out
 
     def _chunk(self, doc: Document, taken: dict[str, str]) -> tuple[DocRecord, list[Chunk]]:
         doc_id = doc_id_for(doc.key, taken)
@@ -518,6 +587,9 @@ class Store:
                 self.lexical.close()
         finally:
             self.manifest.close()
+            close = getattr(self.vectors, "close", None)
+            if close is not None:
+                close()
 
 
 def _store_id(chroma_url: str | None) -> str:
