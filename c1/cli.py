@@ -13,6 +13,7 @@ import typer
 
 from c1 import __version__
 from c1.agent.policies import NAMES as POLICY_NAMES
+from c1.corpus.watch import DEBOUNCE
 
 app = typer.Typer(
     name="c1",
@@ -58,6 +59,7 @@ def _run(fn, *args, **kwargs) -> None:
         raise typer.Exit(exc.code) from None
     except KeyboardInterrupt:
         error("interrupted")
+        _exit_now_if_busy(130)  # a loader thread inside PDFium or ONNX (OCR): finalising under it aborts
         raise typer.Exit(130) from None
     except BrokenPipeError:  # `c1 search ... | head -1`: the reader has what it wanted; stop quietly, as ripgrep does
         _drop_stdout()
@@ -82,8 +84,9 @@ def _drop_stdout() -> None:
 
 
 def _exit_now_if_busy(code: int) -> None:
-    """Exit at once while other threads still run (``--parallel`` agents inside ONNX or Chroma calls): letting
-    the interpreter finalise under them aborts the process ("terminate called without an active exception")."""
+    """Exit at once while other threads still run (``--parallel`` agents inside ONNX or Chroma calls, the
+    indexer's loader inside PDFium or OCR): letting the interpreter finalise under them aborts the process
+    ("terminate called without an active exception"). The work was left in ``finally`` blocks already."""
     import threading
 
     if threading.active_count() > 1:
@@ -120,6 +123,8 @@ def index(
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any file was skipped.")] = False,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store).")] = False,
     ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
+    watch: Annotated[bool, typer.Option("--watch", "-w", help="Then keep the collection fresh as files change, until Ctrl-C (--json: one JSON object per batch).")] = False,
+    debounce: Annotated[Optional[float], typer.Option("--debounce", min=0.0, max=60.0, help=f"With --watch: seconds a changed file must stay quiet before it is indexed [default: {DEBOUNCE}].")] = None,
     json_out: Json = False,
     quiet: Quiet = False,
 ) -> None:
@@ -130,21 +135,32 @@ def index(
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url,
                          embed_model=embed_model, max_file_mb=max_file_mb)
-    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild, ocr=ocr)
+    _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild, ocr=ocr,
+         watch=watch, debounce=debounce)
 
 
 # status --------------------------------------------------------------------------------------
+NoDaemon = Annotated[bool, typer.Option("--no-daemon", help="Work in this process, not through the warm resident process of the home.")]
+
+
+def _daemon_flag(no_daemon: bool):
+    """``--no-daemon`` as the ``daemon`` setting: given, it wins; absent, the config file and $C1_DAEMON decide."""
+    return False if no_daemon else None
+
+
 @app.command()
 def status(
     collection: Collection = None,
     home: Home = None,
     chroma_url: ChromaUrl = None,
     json_out: Json = False,
+    no_daemon: NoDaemon = False,
 ) -> None:
     """Show collections: documents, chunks, embedder, store location, and whether the indexes agree."""
     from c1.commands.status import run_status
 
-    _run(run_status, _settings(collection=collection, home=home, chroma_url=chroma_url), only=collection, json_out=json_out)
+    settings = _settings(collection=collection, home=home, chroma_url=chroma_url, daemon=_daemon_flag(no_daemon))
+    _run(run_status, settings, only=collection, json_out=json_out)
 
 
 # rm ------------------------------------------------------------------------------------------
@@ -213,17 +229,23 @@ def agent_options(fn):
 @app.command()
 @agent_options
 def search(
-    query: Annotated[str, typer.Argument(help="The question.")],
+    query: Annotated[Optional[str], typer.Argument(help="The question (or --batch FILE).")] = None,
     settings=None,
     json_out: Json = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="Stream the loop's events as JSON lines on stdout.")] = False,
     save_trajectory: Annotated[Optional[Path], typer.Option("--save-trajectory", help="Write the full runs (pruned chunks included) to FILE.")] = None,
     quiet: Quiet = False,
+    no_daemon: NoDaemon = False,
+    batch: Annotated[Optional[str], typer.Option("--batch", help="Questions from FILE ('-': stdin), one per line or JSON lines {\"id\", \"query\"}: one JSON result per line, in input order.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=64, help="With --batch: questions searched at once.")] = 1,
 ) -> None:
     """Search a collection with the agent; print the ranked supporting documents."""
     from c1.commands.search import run_search_command
 
-    _run(run_search_command, settings, query, json_out=json_out, jsonl=jsonl, quiet=quiet, save_trajectory=save_trajectory)
+    if no_daemon:
+        settings = settings.with_flags(daemon=False)
+    _run(run_search_command, settings, query, json_out=json_out, jsonl=jsonl, quiet=quiet, save_trajectory=save_trajectory,
+         batch=batch, jobs=jobs)
 
 
 # serve ---------------------------------------------------------------------------------------
@@ -545,7 +567,24 @@ def eval_compare(
 
 
 def main() -> None:
+    _build_only(sys.argv[1:2])
     app()
+
+
+def _build_only(first: list[str]) -> None:
+    """Build only the command asked for: Typer turns the signature of every registered command into click
+    parameters at each start, which costs ~0.1 s on a slow machine, while ``c1 search`` needs only its own
+    (repeated searches from the shell are meant to be fast). ``--help``, ``--version`` and unknown names
+    still see every command."""
+    if not first or first[0].startswith("-"):
+        return
+    from typer.main import get_command_name
+
+    commands = [c for c in app.registered_commands if (c.name or get_command_name(c.callback.__name__)) == first[0]]
+    groups = [g for g in app.registered_groups if g.name == first[0]]
+    if commands or groups:
+        app.registered_commands = commands
+        app.registered_groups = groups
 
 
 if __name__ == "__main__":

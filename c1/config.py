@@ -53,6 +53,11 @@ class Settings:
     max_tokens: int | None = None
     tool_names: str | None = None
     """Renames for the model, e.g. ``search_corpus=SearchTool,grep_corpus=GrepTool``."""
+    # the resident process (c1/daemon)
+    daemon: bool = True
+    """``c1 search`` and ``c1 status`` go through a warm resident process per home (``--no-daemon``: not)."""
+    daemon_idle: float = 300.0
+    """Seconds without a request after which the resident process exits."""
 
     @property
     def collection_dir(self) -> Path:
@@ -93,6 +98,7 @@ RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "parallel": (1, 32, False),
     "temperature": (0, None, False),
     "max_tokens": (1, None, False),
+    "daemon_idle": (0, None, True),
 }
 """The same bounds as the command-line flags: a value from the config file or a ``C1_*`` variable
 must pass them too (``C1_PARALLEL=1000`` would otherwise start a thousand agents)."""
@@ -134,10 +140,12 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             if isinstance(value, str):
                 return tuple(u.strip() for u in value.split(",") if u.strip())
             return tuple(value)
-        if "int" in kind and "float" not in kind:
+        if kind == "bool":
+            typed: Any = _boolean(value)
+        elif "int" in kind and "float" not in kind:
             if isinstance(value, float) and not value.is_integer():
                 raise ValueError(value)
-            typed: Any = int(value)
+            typed = int(value)
         elif "float" in kind:
             typed = float(value)
         else:
@@ -148,6 +156,20 @@ def _coerce(name: str, value: Any, source: str) -> Any:
     if problem:
         raise C1Error(f"setting {name!r}: {problem} ({source})")
     return typed
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def _boolean(value: Any) -> bool:
+    """A boolean from TOML (true/false) or a variable (1/0, true/false, yes/no, on/off)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    raise ValueError(value)
 
 
 def config_path() -> Path:

@@ -20,9 +20,10 @@ _c1() {
                 --embed-url) COMPREPLY=(); return 0 ;;
                 --embed-model) COMPREPLY=(); return 0 ;;
                 --max-file-mb) COMPREPLY=(); return 0 ;;
+                --debounce) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --max-file-mb --strict --rebuild --ocr --json -q --quiet --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --max-file-mb --strict --rebuild --ocr -w --watch --debounce --json -q --quiet --help" -- "$cur") )
             else
                 compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") )
             fi ;;
@@ -33,7 +34,7 @@ _c1() {
                 --chroma-url) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --json --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --json --no-daemon --help" -- "$cur") )
             fi ;;
         rm)
             case "$prev" in
@@ -47,6 +48,8 @@ _c1() {
         search)
             case "$prev" in
                 --save-trajectory) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
+                --batch) COMPREPLY=(); return 0 ;;
+                -j|--jobs) COMPREPLY=(); return 0 ;;
                 -c|--collection) COMPREPLY=(); return 0 ;;
                 --home) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -d -- "$cur") ); return 0 ;;
                 --chroma-url) COMPREPLY=(); return 0 ;;
@@ -69,7 +72,7 @@ _c1() {
                 --max-tokens) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "--json --jsonl --save-trajectory -q --quiet -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "--json --jsonl --save-trajectory -q --quiet --no-daemon --batch -j --jobs -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --help" -- "$cur") )
             fi ;;
         serve)
             case "$prev" in

@@ -25,6 +25,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -79,6 +80,7 @@ def isolated_env(root: Path, base: dict[str, str] | None = None) -> dict[str, st
     env = {k: v for k, v in (base if base is not None else os.environ).items()
            if not k.startswith("C1_") or k == "C1_SHARED_DATA"}
     env.update(
+        C1_DAEMON="0",  # no resident process per test home (tests/test_daemon.py turns it on where it is tested)
         C1_HOME=str(root / "home"),
         XDG_CONFIG_HOME=str(root / "xdg-config"),
         XDG_DATA_HOME=str(root / "xdg-data"),
@@ -109,18 +111,61 @@ class CliResult(NamedTuple):
         return lines[0]
 
 
-_SMALL_BATCHES = (
-    "import sys; import c1.corpus.indexer as ix; ix.BATCH_CHUNKS = int(sys.argv.pop(1)); "
-    "sys.argv[0] = 'c1'; from c1.cli import main; main()"
-)
+_INSTRUMENTED = """
+import importlib, os, sys, time
+import c1.corpus.indexer as ix
+batch, target, marker = sys.argv.pop(1), sys.argv.pop(1), sys.argv.pop(1)
+if batch != "-":
+    ix.BATCH_CHUNKS = int(batch)
+if target != "-":
+    module, owner, name = target.rsplit(".", 2)
+    cls = getattr(importlib.import_module(module), owner)
+    original = getattr(cls, name)
+
+    def paused(*args, **kwargs):
+        out = original(*args, **kwargs)
+        if not paused.done:
+            paused.done = True
+            open(marker, "w").close()
+            deadline = time.monotonic() + 600
+            while os.path.exists(marker) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        return out
+
+    paused.done = False
+
+    setattr(cls, name, paused)
+sys.argv[0] = "c1"
+from c1.cli import main
+main()
+"""
 
 
-def c1_argv(*args, batch_chunks: int | None = None) -> list[str]:
+def wait_for(predicate, proc: subprocess.Popen, what: str, timeout: float = 300) -> None:
+    """Wait until ``predicate()`` holds; fail if ``proc`` ends first or the time runs out."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if proc.poll() is not None:
+            pytest.fail(f"c1 ended (exit {proc.returncode}) before {what}:\n{proc.stderr.read()}")
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def c1_argv(*args, batch_chunks: int | None = None, pause_after: str | None = None,
+            marker: Path | None = None) -> list[str]:
     """The real CLI. ``batch_chunks`` makes the indexer commit every few chunks (crash tests: many
-    commits from a small corpus, so a kill lands between commits whatever the machine's speed)."""
-    if batch_chunks is None:
+    commits from a small corpus). ``pause_after`` ("c1.corpus.manifest.Manifest.replace_files"): right
+    after the first call of that method returns, the process creates ``marker`` and waits until the
+    test removes it — so that a signal, or a second command, lands in the middle of the run whatever
+    the machine's speed."""
+    if batch_chunks is None and pause_after is None:
         return [sys.executable, "-m", "c1", *map(str, args)]
-    return [sys.executable, "-c", _SMALL_BATCHES, str(batch_chunks), *map(str, args)]
+    return [sys.executable, "-c", _INSTRUMENTED, str(batch_chunks or "-"), pause_after or "-", str(marker or "-"),
+            *map(str, args)]
 
 
 def invoke_cli(*args, env: dict[str, str] | None = None) -> CliResult:
@@ -151,6 +196,69 @@ class C1Env:
 
     def run(self, *args, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
         return run_cli(args, {**self.env, **(env or {})}, timeout=timeout)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def daemon_runtime(tmp_path_factory: pytest.TempPathFactory):
+    """Resident processes (c1/daemon) started during the run listen in a folder of this session
+    (``$XDG_RUNTIME_DIR``, inherited by every c1 the tests start) and are stopped at its end."""
+    root = tmp_path_factory.mktemp("runtime")
+    root.chmod(0o700)
+    before = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(root)
+    yield root / "c1"
+    stop_daemons(root / "c1")
+    if before is None:
+        os.environ.pop("XDG_RUNTIME_DIR", None)
+    else:
+        os.environ["XDG_RUNTIME_DIR"] = before
+
+
+def stop_daemons(folder: Path) -> None:
+    """Ask every resident process listening in ``folder`` to stop."""
+    import socket
+
+    for path in folder.glob("*.sock") if folder.is_dir() else ():
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            try:
+                sock.connect(str(path))
+                sock.sendall(b'{"op": "stop"}\n')
+                sock.recv(4096)
+            except OSError:
+                pass
+
+
+@contextmanager
+def readonly_view(src: Path, view: Path):
+    """``src`` seen read-only at ``view``: a read-only bind mount as root (root ignores file modes),
+    a copy made read-only with chmod otherwise."""
+    view.mkdir()
+    if os.geteuid() == 0:
+        mounted = subprocess.run(["mount", "--bind", "-o", "ro", str(src), str(view)], capture_output=True)
+        if mounted.returncode != 0:
+            pytest.skip(f"cannot make a read-only bind mount here: {mounted.stderr.decode().strip()}")
+        try:
+            yield view
+        finally:
+            _umount(view)
+    else:
+        shutil.rmtree(view)
+        shutil.copytree(src, view)
+        subprocess.run(["chmod", "-R", "a-w", str(view)], check=True)
+        try:
+            yield view
+        finally:
+            subprocess.run(["chmod", "-R", "u+w", str(view)], check=True)
+
+
+def _umount(view: Path, timeout: float = 30) -> None:
+    """Unmount, waiting for processes that are still exiting (their threads release the mount last)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while subprocess.run(["umount", str(view)], capture_output=True).returncode != 0:
+        assert time.monotonic() < deadline, f"{view} stays busy"
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="session")
@@ -197,9 +305,11 @@ def c1_popen(c1_home: Path):
     """Start the real CLI without waiting; every process still running at teardown is killed."""
     procs: list[subprocess.Popen] = []
 
-    def start(*args, env: dict[str, str] | None = None, batch_chunks: int | None = None) -> subprocess.Popen:
+    def start(*args, env: dict[str, str] | None = None, batch_chunks: int | None = None,
+              pause_after: str | None = None, marker: Path | None = None) -> subprocess.Popen:
         proc = subprocess.Popen(
-            c1_argv(*args, batch_chunks=batch_chunks), env={**os.environ, **(env or {})},
+            c1_argv(*args, batch_chunks=batch_chunks, pause_after=pause_after, marker=marker),
+            env={**os.environ, **(env or {})},
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         procs.append(proc)
@@ -258,18 +368,6 @@ def read_manifest(path: Path) -> dict:
         }
     finally:
         db.close()
-
-
-def manifest_count(path: Path, table: str) -> int:
-    """Rows in a manifest table, read while another process may be writing; 0 if not there yet."""
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
-        try:
-            return db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
 
 
 def chroma_collection(home: Path, collection: str = "default", chroma_url: str | None = None):
@@ -345,6 +443,21 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
         for row in rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
     return path
+
+
+def indexed_hotpot(make_env, name: str, records: int = 3, start: int = 0) -> C1Env:
+    """A new :class:`C1Env` (from ``new_c1_env``) with HotpotQA records' paragraphs indexed from
+    ``env.corpus / "paragraphs.jsonl"``."""
+    shared = shared_data_dir()
+    if not (shared / "hotpotqa").is_dir():
+        pytest.skip(f"shared test data not found at {shared} (set C1_SHARED_DATA)")
+    env = make_env(name)
+    env.corpus = env.root / "corpus"
+    env.corpus.mkdir()
+    write_jsonl(env.corpus / "paragraphs.jsonl", hotpot_paragraphs(shared, records, start))
+    indexed = env.run("index", env.corpus, "--quiet")
+    assert indexed.rc == 0, indexed.stderr
+    return env
 
 
 def write_small_corpus(shared: Path, dest: Path) -> SmallCorpus:

@@ -25,6 +25,7 @@ def write_config(c1_home: Path, text: str) -> Path:
 
 def test_defaults(c1_home, monkeypatch):
     monkeypatch.delenv("C1_HOME")
+    monkeypatch.delenv("C1_DAEMON")  # the tests' environment turns the resident process off
     s = load_settings()
     assert s == Settings()
     assert s.collection == "default"
@@ -116,6 +117,7 @@ def test_missing_default_config_is_fine(c1_home):
     ('collection = "/tmp/abs"\n', "not a collection name"),
     ("budget = 2048.5\n", "not a valid int"),
     ("chunk_overlap = 400\n", "half of chunk_tokens"),
+    ('daemon = "sometimes"\n', "not a valid bool"),
 ])
 def test_bad_config_file_is_one_clear_error(c1_home, text, fragment):
     path = write_config(c1_home, text)
@@ -127,6 +129,15 @@ def test_bad_config_file_is_one_clear_error(c1_home, text, fragment):
     assert info.value.code == 2
     if "setting" not in message or "(config file" in message:
         assert str(path) in message
+
+
+@pytest.mark.parametrize("value,expected", [("0", False), ("false", False), ("no", False), ("1", True), ("On", True)])
+def test_the_daemon_setting_reads_booleans(c1_home, monkeypatch, value, expected):
+    monkeypatch.setenv("C1_DAEMON", value)
+    assert load_settings().daemon is expected
+    write_config(c1_home, f"daemon = {str(not expected).lower()}\n")
+    monkeypatch.delenv("C1_DAEMON")
+    assert load_settings().daemon is (not expected)
 
 
 def test_bad_env_value_is_one_clear_error(c1_home, monkeypatch):
@@ -191,6 +202,8 @@ def test_cli_missing_c1_config_is_one_line_exit_2(invoke_c1, tmp_path):
     ("C1_REASONING_EFFORT", "max", "low, medium, high"),
     ("C1_COLLECTION", "../escape", "not a collection name"),
     ("C1_COLLECTION", "a b", "not a collection name"),
+    ("C1_DAEMON", "maybe", "not a valid bool"),
+    ("C1_DAEMON_IDLE", "0", "greater than 0"),
 ])
 def test_env_values_pass_the_flag_checks(c1_home, monkeypatch, var, value, fragment):
     monkeypatch.setenv(var, value)

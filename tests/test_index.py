@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (chroma_collection, copy_file, enron_messages, inspect_collection, invoke_cli, manifest_count,
-                      read_manifest)
+from conftest import chroma_collection, copy_file, enron_messages, inspect_collection, invoke_cli, read_manifest, wait_for
 
 CHUNK_ID = re.compile(r"^[a-z2-7]{8}_\d+$")
 REPORT_KEYS = {"collection", "added", "updated", "deleted", "unchanged", "skipped", "chunks", "seconds",
@@ -348,14 +347,15 @@ def test_dangling_symlink_path_is_a_one_line_error(c1_home, invoke_c1, tmp_path)
 
 def test_second_concurrent_index_fails_fast(c1_home, run_c1, c1_popen, enron_folder):
     folder = enron_folder(40, smallest=True)
-    manifest = c1_home / "collections" / "default" / "manifest.sqlite"
-    first = c1_popen("index", folder, "--json", "--quiet", batch_chunks=4)
-    wait_for(lambda: manifest_count(manifest, "files") > 0, first, "the first run to commit a batch")
+    marker = c1_home.parent / "committed"
+    first = c1_popen("index", folder, "--json", "--quiet", batch_chunks=4, pause_after=COMMIT, marker=marker)
+    wait_for(marker.exists, first, "the first run to commit a batch")  # it waits there until the marker goes
     started = time.monotonic()
     second = run_c1("index", folder, "--json")
     elapsed = time.monotonic() - started
     second.assert_one_line_error(2, "another", "c1 index")
     assert elapsed < 30, elapsed
+    marker.unlink()
     out, err = first.communicate(timeout=600)
     assert first.returncode == 0, err
     assert json.loads(out)["added"] == 40
@@ -379,15 +379,8 @@ def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, 
 # --- crash safety -------------------------------------------------------------------------------
 
 
-def wait_for(predicate, proc, what: str, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        if proc.poll() is not None:
-            pytest.fail(f"c1 index ended (exit {proc.returncode}) before {what}:\n{proc.stderr.read()}")
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
+COMMIT = "c1.corpus.manifest.Manifest.replace_files"
+"""The manifest transaction that commits a batch of files (crash tests pause right after the first)."""
 
 
 def assert_fully_indexed(home: Path, folder: Path, n_files: int) -> None:
@@ -405,8 +398,9 @@ def test_kill_9_mid_run_is_repaired(c1_home, run_c1, c1_popen, enron_folder):
     n = 60
     folder = enron_folder(n, smallest=True)
     manifest = c1_home / "collections" / "default" / "manifest.sqlite"
-    proc = c1_popen("index", folder, "--json", "--quiet", batch_chunks=8)
-    wait_for(lambda: manifest_count(manifest, "files") > 0, proc, "the first batch to be committed")
+    marker = c1_home.parent / "committed"
+    proc = c1_popen("index", folder, "--json", "--quiet", batch_chunks=8, pause_after=COMMIT, marker=marker)
+    wait_for(marker.exists, proc, "the first batch to be committed")
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
@@ -432,9 +426,9 @@ def test_kill_9_mid_run_is_repaired(c1_home, run_c1, c1_popen, enron_folder):
 def test_ctrl_c_exits_130_and_the_next_run_completes(c1_home, run_c1, c1_popen, enron_folder):
     n = 40
     folder = enron_folder(n, smallest=True)
-    manifest = c1_home / "collections" / "default" / "manifest.sqlite"
-    proc = c1_popen("index", folder, "--json", "--quiet", batch_chunks=8)
-    wait_for(lambda: manifest_count(manifest, "files") > 0, proc, "the first batch to be committed")
+    marker = c1_home.parent / "committed"
+    proc = c1_popen("index", folder, "--json", "--quiet", batch_chunks=8, pause_after=COMMIT, marker=marker)
+    wait_for(marker.exists, proc, "the first batch to be committed")  # and the run waits: the signal lands mid-run
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err

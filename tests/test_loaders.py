@@ -440,6 +440,18 @@ def test_jsonl_bad_lines_and_duplicates_are_warnings(tmp_path):
     ]
 
 
+def test_jsonl_lines_that_only_the_standard_library_reads_are_read(tmp_path):
+    """orjson parses the lines (faster) but refuses NaN and a lone surrogate escape, and reads an integer id
+    past 64 bits as a float; json reads them all: such lines are indexed as before."""
+    path = tmp_path / "odd.jsonl"
+    path.write_text('{"id": 1, "text": "a score", "score": NaN}\n'
+                    '{"id": 2, "text": "half a pair \\ud800 here"}\n'
+                    '{"id": 123456789012345678901234567890, "text": "a long id"}\n', encoding="utf-8")
+    docs, warnings = load_with_warnings(Source(str(path), "jsonl"))
+    assert warnings == []
+    assert [d.meta["source_id"] for d in docs] == ["1", "2", "123456789012345678901234567890"]
+
+
 def test_jsonl_mostly_invalid_is_skipped(tmp_path):
     path = tmp_path / "other.jsonl"
     path.write_text('{"id": 1, "text": "ok"}\n{"a": 1}\n{"b": 2}\n')

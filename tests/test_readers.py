@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import c1_argv, invoke_cli, run_cli
+from conftest import c1_argv, invoke_cli, readonly_view, run_cli
 
 GLACIER = "# Glacier memo\n\nThe Zanzibar glacier survey found quartzite moraines near the northern ridge.\n"
 FERRY = "# Ferry memo\n\nThe Oyster Bay ferry timetable changes to hourly crossings in the winter months.\n"
@@ -108,25 +107,9 @@ def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
 
 @pytest.fixture
 def readonly_home(indexed, tmp_path):
-    """The indexed home as a read-only file system (a read-only bind mount as root, chmod a-w otherwise)."""
-    view = tmp_path / "readonly"
-    view.mkdir()
-    if os.geteuid() == 0:
-        mounted = subprocess.run(["mount", "--bind", "-o", "ro", str(indexed.home), str(view)], capture_output=True)
-        if mounted.returncode != 0:
-            pytest.skip(f"cannot make a read-only bind mount here: {mounted.stderr.decode().strip()}")
-        try:
-            yield view
-        finally:
-            subprocess.run(["umount", str(view)], check=True)
-    else:
-        shutil.rmtree(view)
-        shutil.copytree(indexed.home, view)
-        subprocess.run(["chmod", "-R", "a-w", str(view)], check=True)
-        try:
-            yield view
-        finally:
-            subprocess.run(["chmod", "-R", "u+w", str(view)], check=True)
+    """The indexed home as a read-only file system."""
+    with readonly_view(indexed.home, tmp_path / "readonly") as view:
+        yield view
 
 
 def test_status_and_search_work_in_a_read_only_home(readonly_home, indexed, tmp_path):

@@ -10,7 +10,9 @@ page) matches the names and period the query asks about (c1/agent/identity.py).
 A Corpus may live long (``c1 serve``, ``c1 mcp``) while ``c1 index`` changes the collection in
 another process: :meth:`Corpus.refresh`, called before each search, reopens the stores when the
 manifest's generation counter moved (or the collection was removed and indexed again), which also
-gives Chroma's embedded client a fresh look at vectors it caches in memory. Its caches are bounded:
+gives Chroma's embedded client a fresh look at vectors it caches in memory; a read from Chroma that fails
+in the middle of a search (``c1 index --watch`` wrote meanwhile, and the client does not know ids that
+the manifest already shows) is made again on the collection reopened. Its caches are bounded:
 document records (LRU), query vectors, and the chunk text kept for grep (streamed from the manifest
 past ``GREP_CACHE_CHARS``).
 """
@@ -226,7 +228,21 @@ class Corpus:
         return lexical.search(query, k) if lexical is not None else []  # None: damaged (see warnings)
 
     def dense(self, vector, k: int) -> list[tuple[str, float]]:
-        return self.store.vectors.query(vector, k)
+        return self._from_vectors(lambda vectors: vectors.query(vector, k))
+
+    def _from_vectors(self, read):
+        """``read(vector store)``; when it fails, once more after reopening the collection. Chroma's embedded
+        client keeps its index in memory, so while ``c1 index`` (a watch) writes, ids that the manifest and
+        the lexical index already show can be missing from it ("Error finding id")."""
+        try:
+            return read(self.store.vectors)
+        except C1Error:
+            from c1.corpus.vectors import fresh_clients
+
+            with self._lock:
+                fresh_clients()
+                self._open()
+            return read(self.store.vectors)
 
     def candidates(self, query: str, exclude: set[str] = frozenset(), vector=None,
                    n: int | None = None) -> tuple[list[tuple[str, float]], dict, set[str]]:
@@ -322,7 +338,7 @@ class Corpus:
 
         out = {cid: known[cid] for cid in ids if cid in known}
         missing = [cid for cid in ids if cid not in out]
-        got = self.store.vectors.vectors(missing)
+        got = self._from_vectors(lambda vectors: vectors.vectors(missing))
         if got:
             mids = list(got)
             mat = np.asarray([got[c] for c in mids], dtype=np.float32)

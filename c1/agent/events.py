@@ -112,3 +112,13 @@ _KINDS = {
     Finished: "finished",
     RunError: "error",
 }
+
+_BY_KIND = {kind: cls for cls, kind in _KINDS.items()}
+
+
+def from_json(data: dict) -> Event:
+    """The event that :meth:`Event.to_json` gave ``data`` (events that crossed a process boundary)."""
+    fields = {k: v for k, v in data.items() if k != "event"}
+    if "chunks" in fields:
+        fields["chunks"] = [ChunkRef(**c) for c in fields["chunks"]]
+    return _BY_KIND[data["event"]](**fields)

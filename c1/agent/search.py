@@ -13,7 +13,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from c1.agent import events as ev
 from c1.agent.context import Context
@@ -22,30 +21,9 @@ from c1.agent.evidence import FLOOR, confidences
 from c1.agent.fusion import rrf
 from c1.agent.loop import Agent
 from c1.agent.policy import Policy
+from c1.agent.result import SearchResult
 from c1.agent.tools import ToolConfig, Tools
 from c1.config import Settings
-
-
-@dataclass
-class SearchResult:
-    query: str
-    policy: str
-    model: str | None
-    budget: int
-    documents: list[dict]
-    stats: dict
-    runs: list[dict] = field(default_factory=list)
-    trajectories: list[dict] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        return {
-            "query": self.query,
-            "policy": self.policy,
-            "model": self.model,
-            "budget": self.budget,
-            "documents": self.documents,
-            "stats": self.stats,
-        }
 
 
 def run_search(

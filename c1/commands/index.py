@@ -3,29 +3,35 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 from c1.config import Settings
 from c1.console import emit_json, err, escape, stderr_is_tty, warn
+from c1.corpus.watch import DEBOUNCE
 from c1.errors import C1Error
 
 
 def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: bool, quiet: bool,
-              rebuild: bool = False, ocr: bool = False) -> int:
+              rebuild: bool = False, ocr: bool = False, watch: bool = False, debounce: float | None = None) -> int:
     from c1.corpus.embedders import make_embedder
     from c1.corpus.indexer import Indexer
     from c1.corpus.loaders import ocr as ocr_reader
 
+    if watch and strict:
+        raise C1Error("--strict sets the exit code of one run; a watch runs until stopped: use --strict without --watch")
+    if debounce is not None and not watch:
+        raise C1Error("--debounce goes with --watch")
     if ocr and not ocr_reader.available():
         raise C1Error(f"--ocr needs the OCR engine: pip install 'c1[{ocr_reader.EXTRA}]'")
     ocr_reader.set_mode("always" if ocr else "auto")
     embedder = make_embedder(settings.embed_url, settings.embed_model, settings.embed_api_key)
-    show = not quiet and stderr_is_tty()
-    with _progress_bar(show) as on_progress:
-        ocr_reader.on_page = on_progress.ocr_page
-        try:
-            report = Indexer(settings, embedder, progress=on_progress).run(paths, rebuild=rebuild)
-        finally:
-            ocr_reader.on_page = None
+    if watch:
+        from c1.commands.watch import run_watch
+
+        return run_watch(settings, embedder, paths, json_out=json_out, quiet=quiet, rebuild=rebuild,
+                         debounce=DEBOUNCE if debounce is None else debounce)
+    with progress(not quiet and stderr_is_tty()) as on_progress:
+        report = Indexer(settings, embedder, progress=on_progress).run(paths, rebuild=rebuild)
     if json_out:
         emit_json(report.to_json())
     if not quiet:
@@ -67,6 +73,19 @@ def _unsupported_line(counts: dict[str, int]) -> str:
     return f"ignored {total} file{'s' if total != 1 else ''} of unsupported types: {kinds}" + (f" ({hints})" if hints else "")
 
 
+@contextmanager
+def progress(show: bool):
+    """The progress bar around one indexing run (pages read by OCR included); gives the callback."""
+    from c1.corpus.loaders import ocr as ocr_reader
+
+    with _progress_bar(show) as on_progress:
+        ocr_reader.on_page = on_progress.ocr_page
+        try:
+            yield on_progress
+        finally:
+            ocr_reader.on_page = None
+
+
 class _progress_bar:
     """A rich progress bar on stderr (files, chunks, rate, ETA, the page OCR is reading), or
     nothing. Entering gives the progress callback; its ``ocr_page(file, page, pages)`` shows
@@ -94,8 +113,9 @@ class _progress_bar:
         def update(p):
             elapsed = self.bar.tasks[0].elapsed or 0.0
             rate = f"{p.chunks_done / elapsed:.1f}" if elapsed else "0.0"
+            note = f"{os.path.basename(p.current)} p. {p.page}/{p.pages}" if p.page else ""  # a long file, as it is read
             self.bar.update(self.task, total=p.files_total, completed=p.files_done, chunks=p.chunks_done, rate=rate,
-                            note="")  # an OCR note is about a file now done
+                            note=note)  # an OCR note is about a file now done
 
         def ocr_page(path, page, pages):
             self.bar.update(self.task, note=f"OCR {os.path.basename(path)} page {page}/{pages}")

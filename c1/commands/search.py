@@ -12,42 +12,35 @@ from c1.console import emit_json, err, note, stderr_is_tty, warn
 from c1.errors import C1Error
 
 
-def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl: bool, quiet: bool,
-                       save_trajectory: Path | None) -> int:
-    from c1.agent.corpus import Corpus
-    from c1.agent.policies import choose_policy
-    from c1.agent.search import run_search
-    from c1.agent.tools import ToolConfig
+def run_search_command(settings: Settings, query: str | None, *, json_out: bool, jsonl: bool, quiet: bool,
+                       save_trajectory: Path | None, batch: str | None = None, jobs: int = 1) -> int:
+    if batch is not None:
+        if query is not None:
+            raise C1Error("give a QUESTION or --batch FILE, not both")
+        if jsonl or save_trajectory:
+            raise C1Error(f"--batch prints one JSON result per question; it takes no {'--jsonl' if jsonl else '--save-trajectory'}")
+        from c1.commands.batch import run_batch_command
 
+        return run_batch_command(settings, batch, jobs=jobs, quiet=quiet)
+    if query is None:
+        raise C1Error("give a QUESTION (or --batch FILE)")
+    if jobs != 1:
+        raise C1Error("--jobs goes with --batch")
     if not query.strip():
         raise C1Error("the question is empty")
     if json_out and jsonl:
         raise C1Error("--json and --jsonl are exclusive")
     if save_trajectory:
         check_writable(save_trajectory, "--save-trajectory")
-    corpus = Corpus(settings)  # first: when the collection cannot be opened, that is the one line printed
-    try:
-        choice = choose_policy(settings)
-        if choice.warning:  # the user named a model server that cannot be used: said even with --quiet
-            warn(choice.warning)
-        elif not quiet and not jsonl:
-            note(f"c1: {choice.note}")
-        for line in corpus.warnings:
-            warn(line)
-        consumers = []
-        if not quiet and stderr_is_tty():
-            from c1.view import LiveView
+    show = _Shown(settings, jsonl, quiet)
+    result = None
+    if uses_daemon(settings):
+        from c1.daemon.client import search_via_daemon
 
-            consumers.append(LiveView(err(), settings.parallel, settings.soft_threshold, settings.hard_cutoff))
-        if jsonl:
-            consumers.append(lambda e: emit_json(e.to_json()))
-        result = run_search(corpus, settings, query, choice.factory, lambda e: [c(e) for c in consumers],
-                            ToolConfig(names=_tool_names(settings)))
-    finally:
-        corpus.close()
-    result.stats["policy_note"] = choice.note
-    if choice.warning:
-        result.stats["policy_warning"] = choice.warning
+        result = search_via_daemon(settings, query, show.opened, show.event if show.consumers else None,
+                                   trajectories=save_trajectory is not None)
+    if result is None:
+        result = search_here(settings, query, show.opened, show.event if show.consumers else None)
     if save_trajectory:
         _save(save_trajectory, result)
     if jsonl:
@@ -57,6 +50,71 @@ def run_search_command(settings: Settings, query: str, *, json_out: bool, jsonl:
     else:
         _print_plain(result)
     return 0 if result.documents else 1
+
+
+def uses_daemon(settings: Settings) -> bool:
+    """Whether this search goes through the resident process: only the built-in policy's (with a model
+    server, every turn costs seconds of model time), and only for a collection that exists (the errors
+    of one that does not are cheap to find here)."""
+    builtin = settings.policy == "builtin" or (settings.policy == "auto" and not settings.base_urls)
+    return settings.daemon and builtin and (settings.collection_dir / "manifest.sqlite").exists()
+
+
+class _Shown:
+    """What the user sees on stderr while a search runs: the policy note, the corpus warnings, the live
+    view, and the ``--jsonl`` events — fed by an in-process search or by the resident process alike."""
+
+    def __init__(self, settings: Settings, jsonl: bool, quiet: bool):
+        self.jsonl, self.quiet = jsonl, quiet
+        self.consumers = []
+        self.said = False
+        if not quiet and stderr_is_tty():
+            from c1.view import LiveView
+
+            self.consumers.append(LiveView(err(), settings.parallel, settings.soft_threshold, settings.hard_cutoff))
+        if jsonl:
+            self.consumers.append(lambda e: emit_json(e.to_json()))
+
+    def opened(self, policy_note: str, policy_warning: str | None, warnings: list[str]) -> None:
+        if self.said:  # the resident process stopped before any event: the search runs again here
+            return
+        self.said = True
+        if policy_warning:  # the user named a model server that cannot be used: said even with --quiet
+            warn(policy_warning)
+        elif not self.quiet and not self.jsonl:
+            note(f"c1: {policy_note}")
+        for line in warnings:
+            warn(line)
+
+    def event(self, e) -> None:
+        for consume in self.consumers:
+            consume(e)
+
+
+def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=None):
+    """One search in this process: open the collection (unless given ``corpus``), choose the policy,
+    tell ``on_open(policy note, policy warning, corpus warnings)``, run, and return the SearchResult. The
+    resident process runs the very same function, so both give the same result."""
+    from c1.agent.corpus import Corpus
+    from c1.agent.policies import choose_policy
+    from c1.agent.search import run_search
+    from c1.agent.tools import ToolConfig
+
+    own = corpus is None
+    if own:
+        corpus = Corpus(settings)  # first: when the collection cannot be opened, that is the one line printed
+    try:
+        choice = choose_policy(settings)
+        on_open(choice.note, choice.warning, list(corpus.warnings))
+        result = run_search(corpus, settings, query, choice.factory, on_event or (lambda e: None),
+                            ToolConfig(names=_tool_names(settings)))
+    finally:
+        if own:
+            corpus.close()
+    result.stats["policy_note"] = choice.note
+    if choice.warning:
+        result.stats["policy_warning"] = choice.warning
+    return result
 
 
 def _tool_names(settings: Settings) -> dict:

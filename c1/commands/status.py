@@ -26,7 +26,7 @@ def collection_names(home: Path) -> list[str]:
 
 def collection_status(settings: Settings) -> dict:
     """One collection's counts and agreement; raises C1Error when it cannot be opened."""
-    from c1.corpus.indexer import open_manifest, open_store
+    from c1.corpus.indexer import lock_holder, open_manifest, open_store
 
     manifest, _ = open_manifest(settings, create=False)
     try:
@@ -44,7 +44,7 @@ def collection_status(settings: Settings) -> dict:
     }
     if counts["chunks"] == 0 and not recorded:  # created, never filled: no store to look at
         return {**row, "store": None, "chroma_chunks": 0, "lexical_chunks": 0, "stale_chunks": 0,
-                "consistent": True, "interrupted": False, "problems": []}
+                "consistent": True, "interrupted": False, "writer": None, "problems": []}
     store = open_store(settings, None, create=False)
     try:
         expected = store.manifest.chunk_hashes()
@@ -63,9 +63,13 @@ def collection_status(settings: Settings) -> dict:
         if store.lexical is not None and (set(lexical_ids) != set(expected) or len(lexical_ids) != len(expected)):
             problems.append(f"the lexical index holds {len(lexical_ids)} chunks, the manifest {len(expected)}")
         interrupted = store.manifest.get_meta("dirty") == "1"
-        if interrupted:
+        writer = lock_holder(settings.collection_dir) if interrupted else None
+        if writer is not None:  # a run in progress (a watch's batch), not an interrupted one
+            interrupted = False
+            problems.append(f"being written by `{writer.get('doing', 'c1 index')}` (pid {writer.get('pid', '?')})")
+        elif interrupted:
             problems.append("an index run was interrupted")
-        if problems:
+        if problems and writer is None:
             problems.append("`c1 index` repairs it")
         return {
             **row,
@@ -75,6 +79,7 @@ def collection_status(settings: Settings) -> dict:
             "stale_chunks": stale,
             "consistent": not problems,
             "interrupted": interrupted,
+            "writer": writer,
             "problems": problems,
         }
     finally:
@@ -105,7 +110,13 @@ def run_status(settings: Settings, *, only: str | None, json_out: bool) -> int:
         names = [only]
     if not names:
         raise C1Error(f"no collections under {settings.home}: run `c1 index PATH` first")
-    rows = [status_row(settings, n) for n in names]
+    rows = None
+    if settings.daemon:
+        from c1.daemon.client import status_via_daemon
+
+        rows = status_via_daemon(settings, names)
+    if rows is None:
+        rows = [status_row(settings, n) for n in names]
     code = 0 if all(r["consistent"] for r in rows) else 1
     if json_out:
         emit_json({"home": str(settings.home), "collections": rows})

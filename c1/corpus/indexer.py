@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import queue
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -39,6 +42,8 @@ from c1.errors import C1Error
 BATCH_CHUNKS = 64
 """Chunks per write batch: small enough that progress moves every few seconds on a laptop CPU,
 large enough that the per-batch commits (tantivy, manifest) stay a small share of the time."""
+LOAD_AHEAD = 8
+"""Files loaded ahead of the embedder (the pages of the one being read stream regardless)."""
 
 
 @dataclass
@@ -58,6 +63,8 @@ class IndexReport:
     seconds: float = 0.0
     embed_seconds: float = 0.0
     repaired: bool = False
+    reused: int = 0
+    """Chunks whose vectors an interrupted run had embedded (in the middle of a long file): not embedded again."""
 
     @property
     def chunks_per_second(self) -> float:
@@ -76,7 +83,11 @@ class Progress:
     files_total: int = 0
     files_done: int = 0
     chunks_done: int = 0
+    """Chunks embedded so far (a long file's, round by round)."""
     current: str = ""
+    page: int = 0
+    """The page of ``current`` being read, of ``pages`` (0: not a paged file, or once it is read)."""
+    pages: int = 0
 
 
 ProgressFn = Callable[[Progress], None]
@@ -91,10 +102,14 @@ def file_hash(path: str) -> str:
 
 
 class CollectionLock:
-    """One writer per collection; a second ``c1 index`` fails fast instead of corrupting state."""
+    """One writer per collection; a second ``c1 index`` fails fast instead of corrupting state.
 
-    def __init__(self, directory: Path):
+    The holder writes its pid and what it does into the lock file, so that the one-line refusal
+    can name it (``c1 index --watch`` never finishes: waiting for it would hang)."""
+
+    def __init__(self, directory: Path, doing: str = "c1 index"):
         self.path = directory / ".lock"
+        self.doing = doing
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -105,16 +120,54 @@ class CollectionLock:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise C1Error(f"cannot write the index in {self.path.parent}: {exc.strerror}") from None
+        for attempt in range(5):  # a moment's grace: `c1 status` may be looking (lock_holder)
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if attempt == 4:
+                    os.close(self.fd)
+                    raise C1Error(self._refusal()) from None
+                time.sleep(0.05)
         try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self.fd)
-            raise C1Error(f"another `c1 index` is writing to {self.path.parent}; wait for it to finish") from None
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, json.dumps({"pid": os.getpid(), "doing": self.doing}).encode(), 0)
+        except OSError:
+            pass  # only the refusal's wording depends on it
         return self
 
     def __exit__(self, *exc):
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
+
+    def _refusal(self) -> str:
+        where = self.path.parent
+        holder = lock_holder(where) or {}
+        if holder.get("doing", "").startswith("c1 index --watch"):
+            return (f"collection {where.name!r} is kept fresh by `{holder['doing']}` (pid {holder.get('pid', '?')}): "
+                    "stop it (Ctrl-C) to index other paths into it")
+        return f"another `c1 index` is writing to {where}; wait for it to finish"
+
+
+def lock_holder(directory: Path) -> dict | None:
+    """``{"pid", "doing"}`` of the process that holds the collection's lock now; None when none does."""
+    path = directory / ".lock"
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                return json.loads(os.pread(fd, 4096, 0) or b"{}")
+            except ValueError:
+                return {}
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -126,50 +179,93 @@ class _Loaded:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Page:
+    """A page of a file being read (its progress is shown before the file is done)."""
+
+    path: str
+    number: int
+    pages: int
+
+
 class Indexer:
-    def __init__(self, settings: Settings, embedder: Embedder, progress: ProgressFn | None = None):
+    def __init__(self, settings: Settings, embedder: Embedder, progress: ProgressFn | None = None,
+                 stop: threading.Event | None = None):
         self.settings = settings
         self.embedder = embedder
         self.progress = progress or (lambda p: None)
         self.state = Progress()
+        self.stop = stop
+        """Once set, files not yet loaded are left for the next run (``c1 index --watch`` stopping)."""
+        self._kept_any = False
 
-    # entry point ------------------------------------------------------------------------
+    # entry points -----------------------------------------------------------------------
     def run(self, paths: list[str], rebuild: bool = False) -> IndexReport:
         """Index ``paths``. ``rebuild``: first re-create Chroma's vectors and the lexical index from the
         manifest, whatever their state."""
-        from c1.corpus.walk import scan
-
         started = time.perf_counter()
+        roots = self.roots(paths)
+        with self.session(rebuild) as store:
+            report = self.sync(store, roots, rebuild=rebuild)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def roots(self, paths: list[str]) -> list[str]:
+        """``paths`` made absolute; one that does not exist is an error unless files were indexed from it."""
         roots = [os.path.abspath(p) for p in paths]
         self._check_missing([r for r in roots if not os.path.exists(r)])
-        report = IndexReport(collection=self.settings.collection)
-        with CollectionLock(self.settings.collection_dir):
+        return roots
+
+    @contextmanager
+    def session(self, rebuild: bool = False, doing: str = "c1 index") -> Iterator["Store"]:
+        """The collection locked for writing and its stores open, for one run or for a whole watch."""
+        with CollectionLock(self.settings.collection_dir, doing):
             store = open_store(self.settings, self.embedder, create=True, rebuild=rebuild)
             try:
-                report.warnings.extend({"path": path, "warning": w} for path, w in store.notes)
-                if rebuild or store.manifest.get_meta("dirty") == "1" or _out_of_sync(store):
-                    self._reconcile(store, rebuild)
-                    report.repaired = True
-                present = [r for r in roots if os.path.exists(r)]
-                found = scan(present, max_bytes=int(self.settings.max_file_mb * 1024 * 1024))
-                sources = found.sources
-                report.skipped.extend({"path": p, "reason": r} for p, r in found.skipped)
-                report.unsupported = dict(sorted(found.unsupported.items(), key=lambda kv: (-kv[1], kv[0])))
-                todo = self._classify(store, sources, report)
-                gone = self._vanished(store, roots, {s.path for s in sources})
-                store.manifest.set_meta("dirty", "1")
-                if gone:
-                    self._remove(store, gone)
-                    report.deleted = len(gone)
-                self._index(store, todo, report)
-                store.lexical.close()
-                store.manifest.set_meta("dirty", "0")
-                if report.repaired:
-                    store.manifest.bump_generation()
-                report.documents = store.manifest.counts()["documents"]
-                report.total_chunks = store.manifest.counts()["chunks"]
+                yield store
             finally:
                 store.close()
+
+    def sync(self, store: "Store", roots: list[str], *, rebuild: bool = False,
+             changed: list[str] | None = None) -> IndexReport:
+        """Bring the collection in line with the files under ``roots``: all of them, or only the
+        ``changed`` paths below them (files or folders, still there or gone: what a file watcher saw).
+        Stops taking new files once ``self.stop`` is set; what was written is consistent."""
+        from c1.corpus.walk import scan, scan_changed
+
+        started = time.perf_counter()
+        report = IndexReport(collection=self.settings.collection)
+        report.warnings.extend({"path": path, "warning": w} for path, w in store.notes)
+        store.notes.clear()
+        if rebuild or store.manifest.get_meta("dirty") == "1" or _out_of_sync(store):
+            self._reconcile(store, rebuild)
+            report.repaired = True
+        max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
+        if changed is None:
+            targets = roots
+            found = scan([r for r in roots if os.path.exists(r)], max_bytes=max_bytes)
+        else:
+            targets = [p for p in changed if _under(p, roots)]
+            found = scan_changed(roots, targets, max_bytes=max_bytes)
+        sources = found.sources
+        report.skipped.extend({"path": p, "reason": r} for p, r in found.skipped)
+        report.unsupported = dict(sorted(found.unsupported.items(), key=lambda kv: (-kv[1], kv[0])))
+        todo = self._classify(store, sources, report)
+        gone = self._vanished(store, targets, {s.path for s in sources})
+        if todo or gone or report.repaired:
+            store.manifest.set_meta("dirty", "1")
+            if gone:
+                self._remove(store, gone)
+                report.deleted = len(gone)
+            self._index(store, todo, report)
+            if changed is None:
+                store.lexical.close()  # merges done before the run ends; a watch's batch has committed, no more
+            store.manifest.set_meta("dirty", "0")
+            if report.repaired:
+                store.manifest.bump_generation()
+        counts = store.manifest.counts()
+        report.documents = counts["documents"]
+        report.total_chunks = counts["chunks"]
         report.seconds = time.perf_counter() - started
         return report
 
@@ -204,7 +300,7 @@ class Indexer:
     @staticmethod
     def _vanished(store: "Store", roots: list[str], seen: set[str]) -> list[str]:
         """Indexed files under the given roots that the walk no longer finds."""
-        return [p for p in store.manifest.files() if p not in seen and _under(p, roots)]
+        return [p for p in store.manifest.files_under(roots) if p not in seen]
 
     def _check_missing(self, missing: list[str]) -> None:
         """A path that does not exist is an error, unless the collection holds files from under it: then
@@ -239,21 +335,29 @@ class Indexer:
         store.lexical.commit()
         store.manifest.remove_files(paths)
 
-    def _load_all(self, todo: list[tuple]) -> Iterator[_Loaded]:
-        """Load files in a background thread so parsing overlaps with embedding."""
+    def _load_all(self, todo: list[tuple]) -> Iterator[_Loaded | _Page]:
+        """Load files in a background thread so that parsing overlaps with embedding; the pages of a
+        paged file (PDF) are reported one by one as they are read (progress), then the file itself.
+        At most ``LOAD_AHEAD`` files are loaded ahead of the embedder."""
         from c1.corpus.loaders import load_with_warnings
 
-        out: queue.Queue = queue.Queue(maxsize=8)
+        out: queue.Queue = queue.Queue()
+        ahead = threading.Semaphore(LOAD_AHEAD)
         stop = threading.Event()
 
         def work():
             try:
                 for src, rec, is_new in todo:
+                    ahead.acquire()
                     if stop.is_set():
                         return
                     item = _Loaded(rec, is_new)
+
+                    def on_page(number, pages, path=rec.path):
+                        out.put(_Page(path, number, pages))
+
                     try:
-                        item.docs, item.warnings = load_with_warnings(src)
+                        item.docs, item.warnings = load_with_warnings(src, on_page=on_page)
                     except Skip as exc:
                         item.skip = str(exc)
                     except Exception as exc:  # a loader bug must not kill the run
@@ -266,18 +370,28 @@ class Indexer:
         thread.start()
         try:
             while (item := out.get()) is not None:
+                if isinstance(item, _Loaded):
+                    ahead.release()
                 yield item
         finally:
             stop.set()
+            ahead.release()  # a loader waiting for room sees ``stop``
 
     def _index(self, store: "Store", todo: list[tuple], report: IndexReport) -> None:
         self.state = Progress(files_total=len(todo))
         self.progress(self.state)
+        self._kept_any = store.manifest.has_kept_vectors()
         taken = {d: k for k, d in store.manifest.doc_ids_by_key().items()}
         batch: list[_Loaded] = []
         size = 0
         for item in self._load_all(todo):
-            self.state.current = item.rec.path
+            if isinstance(item, _Page):
+                self.state.current, self.state.page, self.state.pages = item.path, item.number, item.pages
+                self.progress(self.state)
+                continue
+            if self.stop is not None and self.stop.is_set():
+                break  # what is loaded is written below; the rest keeps its old record, for the next run
+            self.state.current, self.state.page, self.state.pages = item.rec.path, 0, 0
             if item.skip:
                 report.skipped.append({"path": item.rec.path, "reason": item.skip})
                 item.docs = []
@@ -290,6 +404,8 @@ class Indexer:
                 batch, size = [], 0
         if batch:
             self._flush(store, batch, taken, report)
+        if self._kept_any:
+            store.manifest.forget_vectors()  # every file is committed: no kept vector is needed any more
 
     def _flush(self, store: "Store", batch: list[_Loaded], taken: dict[str, str], report: IndexReport) -> None:
         docs: list[DocRecord] = []
@@ -297,7 +413,8 @@ class Indexer:
         metas: list[dict] = []
         embed_inputs: list[str] = []
         ctxs: list[ChunkContext] = []
-        for item in batch:
+        owners: list[int] = []  # for each embed input, the index of its file in ``batch``
+        for i, item in enumerate(batch):
             for doc in item.docs:
                 record, doc_chunks = self._chunk(doc, taken)
                 if not doc_chunks:
@@ -309,13 +426,14 @@ class Indexer:
                     metas.append(chroma_metadata(record, c))
                     embed_inputs.append(ctx.embed_text(c.text))
                     ctxs.append(ctx)
+                    owners.append(i)
         paths = [item.rec.path for item in batch]
         old_ids = {cid for d in store.manifest.docs_of(paths) for cid in d.chunk_ids()}
         new_ids = [c.id for c in chunks]
         store.manifest.mark_pending(paths)
         t0 = time.perf_counter()
         try:
-            vectors = self.embedder.embed(embed_inputs)
+            vectors = self._embed(store, paths, embed_inputs, owners, report)
         except EmbedderError as exc:
             raise C1Error(str(exc)) from None
         report.embed_seconds += time.perf_counter() - t0
@@ -336,8 +454,38 @@ class Indexer:
                 report.updated += 1
         report.chunks += len(chunks)
         self.state.files_done += len(batch)
-        self.state.chunks_done += len(chunks)
         self.progress(self.state)
+
+    def _embed(self, store: "Store", paths: list[str], inputs: list[str], owners: list[int], report: IndexReport):
+        """The vectors of ``inputs`` (``owners[i]``: the index in ``paths`` of input i's file), embedded in
+        rounds of ``BATCH_CHUNKS`` with progress after each. A file embedded over several rounds (a long
+        one) has each round's vectors kept in the manifest until it is committed, and takes the vectors an
+        interrupted run kept for it (c1/corpus/vector_cache.py)."""
+        import numpy as np
+
+        from c1.corpus.vector_cache import Vectors
+
+        kept: dict[str, bytes] = {}
+        if self._kept_any:
+            for path in paths:
+                kept.update(store.manifest.kept_vectors(path))
+        cache = Vectors(self.embedder, kept)
+        per_file = Counter(owners)
+        out = np.zeros((len(inputs), self.embedder.dim), dtype=np.float32)
+        for start in range(0, len(inputs), BATCH_CHUNKS):
+            end = min(start + BATCH_CHUNKS, len(inputs))
+            out[start:end], keys, new = cache.embed(inputs[start:end])
+            keep: dict[str, dict[str, bytes]] = {}
+            for key, owner in zip(keys, owners[start:end]):
+                if key in new and per_file[owner] > BATCH_CHUNKS:
+                    keep.setdefault(paths[owner], {})[key] = new[key].tobytes()
+            for path, vectors in keep.items():
+                store.manifest.keep_vectors(path, vectors)
+                self._kept_any = True
+            self.state.chunks_done += end - start
+            self.progress(self.state)
+        report.reused += len(cache.reused)
+        return out
 
     def _chunk(self, doc: Document, taken: dict[str, str]) -> tuple[DocRecord, list[Chunk]]:
         doc_id = doc_id_for(doc.key, taken)
@@ -439,6 +587,9 @@ class Store:
                 self.lexical.close()
         finally:
             self.manifest.close()
+            close = getattr(self.vectors, "close", None)
+            if close is not None:
+                close()
 
 
 def _store_id(chroma_url: str | None) -> str:

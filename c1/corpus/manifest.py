@@ -9,6 +9,10 @@ Each chunk keeps a content hash of what was embedded (``hash``), also stored in 
 metadata: chunk ids are reused across versions of a document, so only the hashes tell whether
 Chroma holds the text the manifest records. The ``generation`` counter in ``meta`` goes up with
 every committed change, so long-lived readers (``c1 serve``, ``c1 mcp``) know when to reload.
+
+``embedded`` keeps the vectors of a long file embedded round by round, until its documents are
+committed (c1/corpus/vector_cache.py): a cache keyed by what was embedded, so that a run killed in
+the middle of the file loses none of that work. Nothing else reads it.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ CREATE TABLE IF NOT EXISTS chunks (
   "end" INTEGER NOT NULL, page INTEGER, text TEXT NOT NULL, hash TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, n);
+CREATE TABLE IF NOT EXISTS embedded (path TEXT NOT NULL, input TEXT NOT NULL, vector BLOB NOT NULL,
+  PRIMARY KEY (path, input));
 """
 
 
@@ -147,6 +153,19 @@ class Manifest:
         rows = self.db.execute("SELECT path, hash, size, mtime_ns, kind FROM files")
         return {r[0]: FileRecord(*r) for r in rows}
 
+    def files_under(self, roots: Iterable[str]) -> dict[str, FileRecord]:
+        """The files recorded at or below these paths (absolute, ``/``-separated), found through the
+        primary key's order: a file watcher asks this of a few changed paths in a collection of any size."""
+        out: dict[str, FileRecord] = {}
+        for root in roots:
+            base = root.rstrip("/")
+            rows = self.db.execute(
+                "SELECT path, hash, size, mtime_ns, kind FROM files WHERE path = ? OR (path > ? AND path < ?)",
+                (root, base + "/", base + "0"),  # "0" follows "/": every path below
+            )
+            out.update((r[0], FileRecord(*r)) for r in rows)
+        return out
+
     def pending(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT path FROM pending")]
 
@@ -210,11 +229,13 @@ class Manifest:
                 [(c.id, c.doc_id, c.n, c.start, c.end, c.page, c.text, c.hash) for c in chunks],
             )
             self.db.executemany("DELETE FROM pending WHERE path=?", paths)
+            self.db.executemany("DELETE FROM embedded WHERE path=?", paths)
             self._bump()
 
     def remove_files(self, paths: list[str]) -> None:
         args = [(p,) for p in paths]
         with self.db:
+            self.db.executemany("DELETE FROM embedded WHERE path=?", args)
             self.db.executemany(
                 "DELETE FROM chunks WHERE doc_id IN (SELECT doc_id FROM docs WHERE path=?)", args
             )
@@ -222,6 +243,25 @@ class Manifest:
             self.db.executemany("DELETE FROM files WHERE path=?", args)
             self.db.executemany("DELETE FROM pending WHERE path=?", args)
             self._bump()
+
+    # vectors of a file not committed yet ---------------------------------------------------
+    def keep_vectors(self, path: str, vectors: dict[str, bytes]) -> None:
+        """Remember vectors embedded for ``path`` (input key → float32 bytes) until it is committed."""
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO embedded VALUES (?, ?, ?)",
+                                [(path, k, v) for k, v in vectors.items()])
+
+    def kept_vectors(self, path: str) -> dict[str, bytes]:
+        """What :meth:`keep_vectors` kept for ``path`` (an interrupted run's work)."""
+        return {k: v for k, v in self.db.execute("SELECT input, vector FROM embedded WHERE path=?", (path,))}
+
+    def has_kept_vectors(self) -> bool:
+        return self.db.execute("SELECT 1 FROM embedded LIMIT 1").fetchone() is not None
+
+    def forget_vectors(self) -> None:
+        """Drop every kept vector (a run that committed all its files needs none)."""
+        with self.db:
+            self.db.execute("DELETE FROM embedded")
 
     def chunk_ids(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT id FROM chunks")}

@@ -77,6 +77,59 @@ def scan(paths: list[str], *, max_bytes: int) -> Walked:
     return walker.found
 
 
+def scan_changed(roots: list[str], paths: list[str], *, max_bytes: int) -> Walked:
+    """What a walk of ``roots`` finds at ``paths``, files and folders inside them that a file watcher
+    saw change: a folder is walked whole, a file is taken when the walk would take it. Paths the
+    walk never reaches (hidden, ``__pycache__``, a Maildir's ``tmp/``) and files of unsupported
+    types give nothing, not even a count; paths that no longer exist are the caller's business."""
+    walker = _Walker(max_bytes)
+    for path in dict.fromkeys(os.path.abspath(p) for p in paths):
+        root = next((r for r in roots if path == r or path.startswith(r.rstrip(os.sep) + os.sep)), None)
+        if root is None or not os.path.exists(path):
+            continue
+        if path == root:
+            walker.add(path)
+            continue
+        how = _reached(root, path)
+        if how == "folder":
+            walker._walk_dir(path, frozenset())
+        elif how == "mail folder":
+            walker._walk_mail_folder(path, frozenset())
+        elif how == "message":
+            walker._add_file(path, "eml")
+        elif how == "file" and (kind := kind_of(path)) is not None:
+            walker._add_file(path, kind)
+    walker.found.sources.sort(key=lambda s: s.path)
+    walker.found.skipped.sort()
+    return walker.found
+
+
+def _reached(root: str, path: str) -> str | None:
+    """How a walk of the folder ``root`` meets ``path``, below it: as a ``"file"`` or ``"folder"``, as a
+    ``"mail folder"`` (a Maildir's ``cur/`` or ``new/``) or a ``"message"`` in one; None when it never
+    does. The same rules as :meth:`_Walker._walk_dir`, applied to each folder on the way down."""
+    here = root
+    in_mail = _is_maildir_folder(root)
+    parts = os.path.relpath(path, root).split(os.sep)
+    for i, name in enumerate(parts):
+        last = i == len(parts) - 1
+        parent, here = here, os.path.join(here, name)
+        if in_mail:  # a mail folder's visible files are messages; its sub-folders are not walked
+            return "message" if last and not name.startswith(".") and os.path.isfile(here) else None
+        if not os.path.isdir(here):
+            return "file" if last and not name.startswith(".") else None
+        parent_is_maildir = _is_maildir_path(parent)
+        if parent_is_maildir and name in _MAILDIR_PARTS:
+            if name == "tmp":
+                return None
+            in_mail = True
+        elif name in _SKIPPED_DIRS or (name.startswith(".") and not (parent_is_maildir and _is_maildir_path(here))):
+            return None
+        if last:
+            return "mail folder" if in_mail else "folder"
+    return None
+
+
 def walk(paths: list[str], *, max_bytes: int) -> tuple[list[Source], list[tuple[str, str]]]:
     """``(sources, skipped)`` of :func:`scan`, without the count of unsupported files."""
     found = scan(paths, max_bytes=max_bytes)

@@ -17,14 +17,14 @@ from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders.common import TITLE_MAX, clip, one_line
 from c1.corpus.loaders.html import html_to_text
 from c1.corpus.loaders.mail import mail_document
-from c1.corpus.loaders.registry import Format, Loaded, extensions, format_of, formats
+from c1.corpus.loaders.registry import Format, Loaded, OnPage, extensions, format_of, formats
 from c1.corpus.loaders.text import decode_text
 
 if TYPE_CHECKING:
     from c1.corpus.walk import Source
 
 __all__ = ["TITLE_MAX", "Document", "Format", "Loaded", "Skip", "clip", "decode_text", "extensions",
-           "format_of", "formats", "html_to_text", "load", "load_with_warnings", "mail_document"]
+           "format_of", "formats", "html_to_text", "load", "load_with_warnings", "mail_document", "OnPage"]
 
 
 def load(source: Source) -> list[Document]:
@@ -32,14 +32,17 @@ def load(source: Source) -> list[Document]:
     return load_with_warnings(source)[0]
 
 
-def load_with_warnings(source: Source) -> Loaded:
-    """The documents of ``source`` and the non-fatal problems met; raises :class:`Skip` only."""
+def load_with_warnings(source: Source, on_page: OnPage | None = None) -> Loaded:
+    """The documents of ``source`` and the non-fatal problems met; raises :class:`Skip` only.
+    ``on_page(number, pages)``: told of each page as it is read, by the formats that read pages (PDF)."""
     fmt = format_of(source.kind)
     if fmt is None:
         raise Skip(f"unsupported kind of source: {source.kind}")
     if reason := fmt.missing():
         raise Skip(reason)
     try:
+        if on_page is not None and fmt.pages:
+            return fmt.load(source.path, on_page=on_page)
         return fmt.load(source.path)
     except Skip:
         raise

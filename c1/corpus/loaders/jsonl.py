@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import orjson
+
 from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders.common import capped, clean, clip, first_line, read_bytes
 from c1.corpus.loaders.registry import Format, Loaded, register
@@ -47,7 +49,7 @@ def load_jsonl(path: str) -> Loaded:
 def _jsonl_record(line: str) -> tuple[str, str, str]:
     """(id, title or "", text) of one line; raises ValueError with the reason."""
     try:
-        record = json.loads(line)
+        record = _parse(line)
     except ValueError:
         raise ValueError("invalid JSON") from None
     if not isinstance(record, dict):
@@ -61,6 +63,19 @@ def _jsonl_record(line: str) -> tuple[str, str, str]:
     title = record.get("title")
     title = clip(clean(title)) if isinstance(title, str) else ""
     return clean(str(ident)), title, clean(text)
+
+
+def _parse(line: str):
+    """orjson (2.4x faster on corpus lines: bench/json_speed.py); the standard library where the two
+    differ, so that the same lines are read either way: orjson refuses NaN and lone surrogate escapes,
+    and reads an integer past 64 bits as a float (an ``id`` json reads as an int)."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+    if isinstance(record, dict) and isinstance(record.get("id"), float):
+        return json.loads(line)
+    return record
 
 
 register(Format("jsonl", (".jsonl",), load_jsonl))

@@ -72,8 +72,11 @@ def image_text(image, *, path: str = "", page: int = 1, pages: int = 1) -> str:
         on_page(path, page, pages)
     image = _fit(image)
     with _lock:
-        result = _get_engine()(image)
-    run_first_at_exit(_at_exit)
+        engine = _get_engine()  # loading it imports onnxruntime, which registers exit handlers of its own
+    run_first_at_exit(_at_exit)  # before the first page is read, so an interrupt during it is covered
+    with _lock:
+        result = engine(image)
+    run_first_at_exit(_at_exit)  # libraries may register more handlers during their first run
     if not result.txts:
         return ""
     return _layout(list(zip(result.boxes, result.txts)))

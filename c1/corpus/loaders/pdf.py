@@ -3,8 +3,9 @@
 PDFium reads the text (:mod:`.pdf_pdfium`), statement rows kept whole (:mod:`.pdf_rows`); pypdf
 (:mod:`.pdf_pypdf`) reads files PDFium refuses and pages whose glyphs PDFium cannot map to text;
 OCR (:mod:`.ocr`) reads pages without a text layer. Pages come from an iterator, one at a time,
-so that they could be handed on (to the chunker, the embedder) before the whole file is read;
-only the title waits for the last page (running heads are found over all of them).
+so that they could be handed on (to the chunker, the embedder) before the whole file is read, and
+each is reported as it is read (``on_page``: ``c1 index`` shows it); only the title waits for the
+last page (running heads are found over all of them).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders import ocr
 from c1.corpus.loaders.common import join_pages, read_bytes
 from c1.corpus.loaders.pdf_pdfium import PageText
-from c1.corpus.loaders.registry import Format, Loaded, register
+from c1.corpus.loaders.registry import Format, Loaded, OnPage, register
 from c1.corpus.loaders.titles import document_title
 
 
-def load_pdf(path: str) -> Loaded:
+def load_pdf(path: str, on_page: OnPage | None = None) -> Loaded:
     data = read_bytes(path)
     if not data:
         raise Skip("empty file")
@@ -36,6 +37,8 @@ def load_pdf(path: str) -> Loaded:
                 warnings.append(page.warning)
             if page.number == 1:
                 first_page = page.lines or [(line, None) for line in page.text.split("\n") if line.strip()]
+            if on_page is not None:
+                on_page(page.number, pdf.page_count)
     text, pages = join_pages(texts)
     if not text.strip():
         if read_by_ocr:  # pictures without words: nothing to index, and nothing to retry
@@ -107,4 +110,4 @@ def _prefer_pypdf(pdfium_text: str, pypdf_text: str, right_to_left: bool) -> boo
     return missing > 0.25 * len(visible)
 
 
-register(Format("pdf", (".pdf",), load_pdf))
+register(Format("pdf", (".pdf",), load_pdf, pages=True))

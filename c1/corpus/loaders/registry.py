@@ -19,6 +19,10 @@ from c1.corpus.documents import Document
 Loaded = tuple[list[Document], list[str]]
 """What a loader returns: the documents of one file and the non-fatal problems met."""
 
+OnPage = Callable[[int, int], None]
+"""``on_page(number, pages)``, called by a paged loader as it reads each page (1-based ``number`` of
+``pages``): ``c1 index`` shows it while a long file is read."""
+
 
 @dataclass(frozen=True)
 class Format:
@@ -35,6 +39,8 @@ class Format:
     walk_without_extra: bool = True
     """False: without its modules, the folder walk passes these files by (they are counted with
     the unsupported ones) instead of listing each as skipped — for kinds as common as images."""
+    pages: bool = False
+    """``load(path, on_page=...)`` reports each page as it is read (:data:`OnPage`)."""
 
     def installed(self) -> bool:
         """Are its modules there (found, not imported: cheap enough for every walk)?"""

@@ -1,0 +1,25 @@
+"""The resident process: one warm c1 per index home, so that repeated ``c1 search`` and ``c1 status``
+processes do not pay the start-up again.
+
+Why (measured on the 2-core development machine, bench/cli_latency.py): a whole built-in search
+on the pooled HotpotQA collection takes about 0.1 s once everything is loaded, but a ``c1 search``
+process takes 1.6-3 s, nearly all of it start-up: importing chromadb (~1 s), onnxruntime, numpy and
+tokenizers, creating the ONNX session and opening Chroma's client (~0.5 s). No lazier import makes
+that fit in 0.4 s — the ONNX session and Chroma's client are needed by every search — so the loaded
+state is kept in a process that outlives the command: the command itself then costs Python, the
+CLI's flag parsing and one round trip on a Unix socket.
+
+- :mod:`c1.daemon.protocol`: where the socket lives (a private runtime folder, one socket per
+  home), the build id (c1's version and its source files), JSON-lines framing.
+- :mod:`c1.daemon.client`: used by the commands; finds or starts the resident process, falls back
+  to working in-process whenever it cannot be used (it never changes what a command prints).
+- :mod:`c1.daemon.server`: the resident process (``python -m c1.daemon --home H``).
+
+Rules: started on demand; exits after ``daemon_idle`` seconds without a request (default 300),
+when its socket is removed or replaced, or when a client of another build asks (version mismatch:
+the new client starts a fresh one); answers only for the home it was started for; sees a re-index
+(the manifest's generation counter, as every long-lived reader); a socket left by a killed process
+is detected and replaced. ``--no-daemon`` (or ``daemon = false``, ``C1_DAEMON=0``) works in-process.
+Only searches run by the built-in policy go through it: with a model server every turn is a model
+call that costs seconds, so start-up is not what the user waits for.
+"""

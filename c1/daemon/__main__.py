@@ -1,0 +1,3 @@
+from c1.daemon.server import main
+
+main()

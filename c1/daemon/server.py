@@ -1,0 +1,314 @@
+"""The resident process of one index home (``python -m c1.daemon --home H --idle S``).
+
+It listens first and loads afterwards (chromadb, the ONNX session, in a thread), so the command
+that started it can send its request at once. Each connection is one request in its own thread;
+searches share one :class:`~c1.agent.corpus.Corpus` per collection and one embedder (their reads
+are safe concurrently, as in the search API). Before each search the corpus is refreshed: a
+re-index, a removal or a re-creation of the collection is seen as a long-lived reader sees it.
+``status`` rows are kept while nothing under the collection's folder or the embedded Chroma store
+changed (file sizes and times, the manifest's generation): a status of an unchanged home costs a
+few ``stat`` calls instead of reading every chunk's hash back from Chroma.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections import OrderedDict
+from dataclasses import replace
+from pathlib import Path
+
+from c1.daemon import protocol
+from c1.errors import C1Error
+
+MAX_CORPORA = 4
+"""Collections kept open at once (least recently used dropped first)."""
+DRAIN_S = 60.0
+"""On exit, how long requests in flight may still run."""
+
+
+class Resident:
+    def __init__(self, home: str, idle: float, sock: socket.socket, sock_path: Path):
+        self.home = home
+        self.idle = idle
+        self.sock = sock
+        self.sock_path = sock_path
+        self.bound = os.stat(sock_path).st_ino
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._active = 0
+        self._last = time.monotonic()
+        self._corpora: OrderedDict[tuple, object] = OrderedDict()
+        self._embedders: dict[tuple, object] = {}
+        self._status: dict[tuple, tuple[tuple, dict]] = {}
+
+    # lifetime ---------------------------------------------------------------------------
+    def serve(self) -> None:
+        threading.Thread(target=self._warm, name="c1-daemon-warm", daemon=True).start()
+        self.sock.settimeout(1.0)
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                self._check()
+                continue
+            except OSError:
+                break
+            conn.settimeout(None)
+            threading.Thread(target=self._handle, args=(conn,), name="c1-daemon-request", daemon=True).start()
+        self._unlink()
+        deadline = time.monotonic() + DRAIN_S
+        while self._active and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def _check(self) -> None:
+        """Stop when idle for long enough, or when the socket path is no longer this process's."""
+        if self.stopping.is_set():
+            return
+        with self._lock:
+            idle = self._active == 0 and time.monotonic() - self._last > self.idle
+        try:
+            replaced = os.stat(self.sock_path).st_ino != self.bound
+        except FileNotFoundError:
+            replaced = True
+        if idle or replaced or not os.path.isdir(self.home):
+            log(f"exiting: {'idle' if idle else 'socket replaced' if replaced else 'home removed'}")
+            self.stopping.set()
+
+    def retire(self) -> None:
+        """Stop taking requests: remove the socket now (a new process may take its place at once)."""
+        self._unlink()
+        self.stopping.set()
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _unlink(self) -> None:
+        try:
+            if os.stat(self.sock_path).st_ino == self.bound:
+                os.unlink(self.sock_path)
+        except FileNotFoundError:
+            pass
+
+    def _warm(self) -> None:
+        """Load what every search needs while the first request is on its way."""
+        try:
+            import chromadb  # noqa: F401
+
+            from c1.config import Settings
+
+            self.embedder(Settings(home=Path(self.home))).embed(["warm up"])
+            import c1.agent.policies.builtin  # noqa: F401
+            import c1.agent.search  # noqa: F401
+        except Exception as exc:  # the request that needs it reports the error
+            log(f"warm-up failed: {type(exc).__name__}: {exc}")
+
+    # requests ---------------------------------------------------------------------------
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                line = conn.makefile("rb").readline()
+                if not line:
+                    return
+                request = protocol.loads(line)
+
+                def send(message: dict) -> None:
+                    conn.sendall(protocol.dumps(message))
+
+                if request.get("op") in ("ping", "stop"):  # control: whatever the caller's build
+                    self._dispatch(request, send)
+                    return
+                if request.get("build") != protocol.build_id():
+                    log("a client of another build asked: exiting")
+                    self.retire()
+                    send({"type": "refused", "reason": "build", "message": "another build of c1 is running"})
+                    return
+                if request.get("home") != self.home:
+                    send({"type": "refused", "reason": "home", "message": f"this process serves {self.home}"})
+                    return
+                with self._lock:
+                    self._active += 1
+                try:
+                    self._dispatch(request, send)
+                finally:
+                    with self._lock:
+                        self._active -= 1
+                        self._last = time.monotonic()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the command went away (Ctrl-C, a closed pipe): nothing to answer
+            except Exception as exc:  # a bug: logged; the command works in-process instead
+                log(f"request failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+                try:
+                    conn.sendall(protocol.dumps({"type": "failed", "message": f"{type(exc).__name__}: {exc}"}))
+                except OSError:
+                    pass
+
+    def _dispatch(self, request: dict, send) -> None:
+        op = request.get("op")
+        if op == "ping":
+            send({"type": "pong", "pid": os.getpid(), "build": protocol.build_id(), "home": self.home})
+        elif op == "stop":
+            log("asked to stop")
+            self.retire()
+            send({"type": "stopped", "pid": os.getpid()})
+        elif op == "search":
+            self._search(request, send)
+        elif op == "status":
+            self._status_rows(request, send)
+        else:
+            send({"type": "failed", "message": f"unknown request {op!r}"})
+
+    def _search(self, request: dict, send) -> None:
+        from c1.commands.search import search_here
+
+        settings = protocol.settings_from_json(request["settings"])
+
+        def on_open(note: str, warning: str | None, warnings: list[str]) -> None:
+            send({"type": "opened", "note": note, "warning": warning, "warnings": warnings})
+
+        on_event = (lambda e: send({"type": "event", "event": e.to_json()})) if request.get("events") else None
+        try:
+            result = search_here(settings, request["query"], on_open, on_event, corpus=self.corpus(settings))
+        except C1Error as exc:
+            send({"type": "error", "message": str(exc), "code": exc.code})
+            return
+        reply = {"type": "result", "result": result.to_json()}
+        if request.get("trajectories"):
+            reply["trajectories"] = result.trajectories
+        send(reply)
+
+    def _status_rows(self, request: dict, send) -> None:
+        from c1.commands.status import status_row
+
+        settings = protocol.settings_from_json(request["settings"])
+        rows = []
+        for name in request["names"]:
+            key = (name, settings.chroma_url)
+            mark = store_mark(settings, name)
+            kept = self._status.get(key)
+            if kept is not None and mark is not None and kept[0] == mark:
+                rows.append(kept[1])
+                continue
+            row = status_row(settings, name)
+            rows.append(row)
+            embedded = row.get("store") in (None, str(Path(self.home) / "chroma"))
+            if mark is not None and "error" not in row and embedded and not row.get("interrupted"):
+                self._status[key] = (mark, row)
+            else:
+                self._status.pop(key, None)
+        send({"type": "rows", "rows": rows})
+
+    # shared state -----------------------------------------------------------------------
+    def embedder(self, settings):
+        from c1.corpus.embedders import make_embedder
+
+        key = (settings.embed_url, settings.embed_model, settings.embed_api_key)
+        with self._lock:
+            if key not in self._embedders:
+                self._embedders[key] = make_embedder(*key)
+            return self._embedders[key]
+
+    def corpus(self, settings):
+        """The collection's open corpus, refreshed (a re-index seen); opened anew when it was removed."""
+        from c1.agent.corpus import Corpus
+
+        key = (settings.collection, settings.chroma_url, settings.embed_url, settings.embed_model,
+               settings.embed_api_key)
+        with self._lock:
+            corpus = self._corpora.get(key)
+            if corpus is not None:
+                self._corpora.move_to_end(key)
+        if corpus is not None:
+            try:
+                corpus.refresh()
+                return corpus
+            except C1Error:  # removed, emptied: open it anew below, for the error an in-process search gives
+                with self._lock:
+                    self._corpora.pop(key, None)
+        from c1.corpus.vectors import fresh_clients
+
+        fresh_clients()  # Chroma's cached client may have loaded this collection's index before a re-index (status)
+        corpus = Corpus(replace(settings), self.embedder(settings))
+        with self._lock:
+            self._corpora[key] = corpus
+            while len(self._corpora) > MAX_CORPORA:
+                self._corpora.popitem(last=False)  # not closed: a search may still use it; the collector does
+        return corpus
+
+
+READERS_TOUCH = ("-shm", ".lock")
+"""Files that readers change too (SQLite's shared-memory index, tantivy's and c1's lock files): not marks."""
+
+
+def store_mark(settings, name: str) -> tuple | None:
+    """What changes whenever a collection's stored state can: every file under its folder and under the
+    embedded Chroma store (size, time, inode), and the manifest's generation and dirty flag. None when the
+    manifest cannot be read (no caching)."""
+    import sqlite3
+
+    folder = settings.home / "collections" / name
+    parts: list[tuple] = []
+    for root in (folder, settings.home / "chroma"):
+        for where, dirs, files in os.walk(root):
+            dirs.sort()
+            for f in sorted(files):
+                if f.endswith(READERS_TOUCH):
+                    continue
+                try:
+                    st = os.stat(os.path.join(where, f))
+                except OSError:
+                    continue
+                parts.append((where, f, st.st_ino, st.st_size, st.st_mtime_ns))
+    try:
+        db = sqlite3.connect(f"file:{folder / 'manifest.sqlite'}?mode=ro", uri=True, timeout=1)
+        try:
+            meta = tuple(db.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'dirty') ORDER BY key"))
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return tuple(parts), meta
+
+
+def log(message: str) -> None:
+    sys.stderr.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} c1 daemon [{os.getpid()}]: {message}\n")
+    sys.stderr.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m c1.daemon", description="The resident c1 process of a home.")
+    parser.add_argument("--home", required=True)
+    parser.add_argument("--idle", type=float, default=300.0)
+    args = parser.parse_args(argv)
+    home = protocol.real_home(Path(args.home))
+    where = protocol.paths(home)
+    if where is None:
+        log("no private runtime folder")
+        return 2
+    sock_path = where[0]
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(str(sock_path))
+    except OSError as exc:
+        log(f"cannot listen on {sock_path}: {exc}")
+        return 1
+    sock.listen(64)
+    log(f"serving {home} on {sock_path} (build {protocol.build_id()}, idle {args.idle:g} s)")
+    resident = Resident(home, args.idle, sock, sock_path)
+    try:
+        resident.serve()
+    finally:
+        sock.close()
+        resident._unlink()
+        readonly = sys.modules.get("c1.corpus.readonly")
+        if readonly is not None:
+            readonly.cleanup()
+        log("stopped")
+        sys.stderr.flush()
+    os._exit(0)  # without finalising under ONNX and Chroma threads (it can abort the process)

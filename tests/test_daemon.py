@@ -1,0 +1,308 @@
+"""The resident process (c1/daemon): `c1 search` and `c1 status` through it print exactly what they print
+in-process, and it survives what a user's machine does to it: kill -9, a stale socket, two homes,
+concurrent commands, an upgrade of c1, a re-index, a read-only home, idling out.
+
+Every check compares the command through the resident process with the same command under
+``--no-daemon`` (the in-process path), on the same home, in the same test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import c1_argv, hotpot_paragraphs, indexed_hotpot, readonly_view, run_cli, shared_data_dir, write_jsonl
+
+QUESTIONS = (
+    "Which magazine was started first Arthur's Magazine or First for Women?",
+    "The Oberoi family is part of a hotel company that has a head office in what city?",
+    "Musician and satirist Allie Goertz wrote a song about the \"The Simpsons\" character Milhouse, who Matt "
+    "Groening named after who?",
+)
+ON = {"C1_DAEMON": "1", "C1_DAEMON_IDLE": "120"}
+
+
+def _shared() -> Path:
+    return shared_data_dir()
+
+
+@pytest.fixture(scope="module")
+def home(new_c1_env):
+    """Three HotpotQA records' paragraphs, indexed; shared by the tests that do not change it."""
+    return indexed_hotpot(new_c1_env, "daemon")
+
+
+@pytest.fixture
+def own_home(new_c1_env, request):
+    """A home of this test's own (it re-indexes, damages or kills)."""
+    env = indexed_hotpot(new_c1_env, request.node.name[:30])
+    yield env
+    stop(env.env)
+
+
+def c1(env, *args, daemon: bool = True, extra: dict | None = None):
+    """The CLI in a subprocess, through the resident process (``daemon``) or with ``--no-daemon``."""
+    flags = () if daemon else ("--no-daemon",)
+    return run_cli([*args, *flags], {**env.env, **ON, **(extra or {})}, timeout=300)
+
+
+def settings_of(env: dict):
+    from c1.config import Settings
+
+    return Settings(home=Path(env["C1_HOME"]))
+
+
+def ping(env: dict) -> dict | None:
+    from c1.daemon.client import control
+
+    return control(settings_of(env), "ping")
+
+
+def stop(env: dict) -> None:
+    from c1.daemon.client import control
+
+    reply = ping(env)
+    control(settings_of(env), "stop")
+    if reply:
+        wait_gone(reply["pid"])
+
+
+def socket_path(env: dict) -> Path:
+    from c1.daemon import protocol
+
+    return protocol.paths(protocol.real_home(Path(env["C1_HOME"])))[0]
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone for our purpose
+    except FileNotFoundError:
+        return False
+
+
+def wait_gone(pid: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        assert time.monotonic() < deadline, f"process {pid} still running"
+        time.sleep(0.05)
+
+
+def untimed(obj):
+    """A --json document without its wall times (the only thing two identical searches may differ in)."""
+    if isinstance(obj, dict):
+        return {k: untimed(v) for k, v in obj.items() if k != "seconds"}
+    if isinstance(obj, list):
+        return [untimed(v) for v in obj]
+    return obj
+
+
+def same_search(env, *args) -> dict:
+    """The search through the resident process and in-process: same exit code, stdout and stderr."""
+    here = c1(env, "search", *args, daemon=False)
+    there = c1(env, "search", *args)
+    assert there.rc == here.rc, (there.stderr, here.stderr)
+    assert there.stderr == here.stderr
+    if "--json" in args:
+        assert untimed(there.json()) == untimed(here.json())
+        return there.json()
+    if "--jsonl" in args:
+        lines = [json.loads(line) for line in there.stdout.splitlines()]
+        assert untimed(lines) == untimed([json.loads(line) for line in here.stdout.splitlines()])
+        return {"events": lines}
+    assert there.stdout == here.stdout
+    return {}
+
+
+# --- same results --------------------------------------------------------------------------------
+
+
+def test_searches_through_the_resident_process_print_what_in_process_searches_print(home):
+    first = same_search(home, QUESTIONS[0], "--json", "-k", "3")
+    assert first["documents"] and first["policy"] == "builtin"
+    pid = ping(home.env)["pid"]
+    same_search(home, QUESTIONS[1], "--parallel", "2")  # plain text
+    events = same_search(home, QUESTIONS[2], "--jsonl")["events"]
+    assert events[0]["event"] == "run_started" and events[-1]["event"] == "result"
+    assert ping(home.env)["pid"] == pid, "one resident process served them all"
+
+
+def test_the_trajectory_and_errors_come_back_as_in_process(home, tmp_path):
+    there = c1(home, "search", QUESTIONS[0], "--save-trajectory", tmp_path / "a.json")
+    here = c1(home, "search", QUESTIONS[0], "--save-trajectory", tmp_path / "b.json", daemon=False)
+    assert there.rc == here.rc == 0 and there.stdout == here.stdout
+    saved = [json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json")]
+    assert saved[0]["trajectories"] and untimed(saved[0]) == untimed(saved[1])
+
+    wrong = ("--embed-url", "http://127.0.0.1:9", "--embed-model", "other")
+    there, here = c1(home, "search", "x", *wrong), c1(home, "search", "x", *wrong, daemon=False)
+    line = there.assert_one_line_error(2, "was indexed with embedder")
+    assert line == here.assert_one_line_error(2)
+    assert ping(home.env) is not None
+
+
+def test_no_daemon_starts_nothing(new_c1_env):
+    env = indexed_hotpot(new_c1_env, "nodaemon", records=1)
+    assert c1(env, "search", QUESTIONS[0], daemon=False).rc == 0
+    assert c1(env, "status", daemon=False).rc == 0
+    assert not socket_path(env.env).exists() and ping(env.env) is None
+
+
+# --- what a machine does to it -------------------------------------------------------------------
+
+
+def test_a_killed_resident_process_is_replaced(own_home):
+    same_search(own_home, QUESTIONS[0], "--json")
+    pid = ping(own_home.env)["pid"]
+    os.kill(pid, signal.SIGKILL)
+    wait_gone(pid)
+    assert socket_path(own_home.env).exists(), "kill -9 leaves its socket behind"
+    same_search(own_home, QUESTIONS[1], "--json")
+    assert ping(own_home.env)["pid"] != pid
+
+
+def test_a_stale_socket_is_replaced(own_home):
+    path = socket_path(own_home.env)
+    stop(own_home.env)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as dead:  # bound, never listening: refuses
+        dead.bind(str(path))
+    same_search(own_home, QUESTIONS[0], "--json")
+    assert ping(own_home.env) is not None
+
+
+def test_two_homes_two_processes_each_answers_for_its_own(home, new_c1_env):
+    other = indexed_hotpot(new_c1_env, "other-home", start=3)
+    try:
+        a = same_search(home, QUESTIONS[0], "--json")
+        b = same_search(other, QUESTIONS[0], "--json")
+        assert {d["id"] for d in a["documents"]} != {d["id"] for d in b["documents"]}
+        assert ping(home.env)["pid"] != ping(other.env)["pid"]
+        assert ping(home.env)["home"] == os.path.realpath(home.env["C1_HOME"])
+
+        from c1.daemon import protocol
+
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:  # a request for another home: refused
+            sock.connect(str(socket_path(home.env)))
+            sock.sendall(protocol.dumps({"op": "search", "build": protocol.build_id(), "home": other.env["C1_HOME"],
+                                         "settings": {}, "query": "x"}))
+            reply = protocol.loads(sock.makefile("rb").readline())
+        assert reply["type"] == "refused" and reply["reason"] == "home"
+    finally:
+        stop(other.env)
+
+
+def test_concurrent_commands_start_one_process_and_each_gets_its_own_answer(own_home):
+    stop(own_home.env)
+    env = {**own_home.env, **ON}
+    procs = [subprocess.Popen(c1_argv("search", q, "--json"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for q in QUESTIONS * 2]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+    for q, (out, _) in zip(QUESTIONS * 2, outs):
+        here = c1(own_home, "search", q, "--json", daemon=False)
+        assert untimed(json.loads(out)) == untimed(here.json())
+    running = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _is_daemon_of(p, own_home.env["C1_HOME"])]
+    assert len(running) == 1, running
+
+
+def _is_daemon_of(proc: Path, home: str) -> bool:
+    try:
+        argv = (proc / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"c1.daemon" in argv and os.path.realpath(home).encode() in argv and alive(int(proc.name))
+
+
+def test_a_resident_process_of_another_build_is_replaced(own_home, tmp_path):
+    """An upgrade (here: an edited copy of c1) must not be answered by the process of the old code."""
+    import c1
+    from c1.daemon import protocol
+
+    copy = tmp_path / "pkg"
+    shutil.copytree(Path(c1.__file__).parent, copy / "c1", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**own_home.env, **ON, "PYTHONPATH": str(copy)}
+    stop(own_home.env)
+    first = run_cli(["search", QUESTIONS[0], "--json"], env, cwd=tmp_path)  # not the checkout's c1 (python -m)
+    old = ping(own_home.env)
+    assert first.rc == 0 and old is not None and old["build"] != protocol.build_id()
+    with open(copy / "c1" / "__init__.py", "a") as f:
+        f.write("\n# an upgrade\n")
+    second = run_cli(["search", QUESTIONS[0], "--json"], env, cwd=tmp_path)
+    assert second.rc == 0 and untimed(second.json()) == untimed(first.json())
+    new = ping(own_home.env)
+    assert new["pid"] != old["pid"] and new["build"] != old["build"]
+    wait_gone(old["pid"])
+
+
+def test_a_reindex_is_seen_without_a_restart(own_home):
+    same_search(own_home, QUESTIONS[0], "--json")
+    pid = ping(own_home.env)["pid"]
+    write_jsonl(own_home.corpus / "more.jsonl", hotpot_paragraphs(_shared(), 2, start=10))
+    assert own_home.run("index", own_home.corpus, "--quiet").rc == 0
+    records = json.loads((_shared() / "hotpotqa" / "hotpotqa_dev_distractor_200.jsonl").read_text().splitlines()[10])
+    found = same_search(own_home, records["question"], "--json", "-k", "3")
+    gold = {t for t, _ in records["supporting_facts"]}
+    assert gold & {d["source_id"] for d in found["documents"]}, "the new paragraphs are searched"
+    assert ping(own_home.env)["pid"] == pid
+
+
+def test_a_read_only_home(home, tmp_path):
+    with readonly_view(home.home, tmp_path / "ro") as view:
+        env = type(home)(home.root, {**home.env, "C1_HOME": str(view), "TMPDIR": str(tmp_path)})
+        try:
+            same_search(env, QUESTIONS[0], "--json")
+            assert ping(env.env) is not None
+            there, here = c1(env, "status", "--json"), c1(env, "status", "--json", daemon=False)
+            assert there.rc == here.rc == 0 and there.json() == here.json()
+        finally:
+            stop(env.env)
+
+
+def test_it_idles_out(new_c1_env):
+    env = indexed_hotpot(new_c1_env, "idle", records=1)
+    assert c1(env, "search", QUESTIONS[0], extra={"C1_DAEMON_IDLE": "1"}).rc == 0
+    reply = ping(env.env)
+    assert reply is not None
+    wait_gone(reply["pid"], timeout=30)
+    assert not socket_path(env.env).exists()
+
+
+# --- status --------------------------------------------------------------------------------------
+
+
+def test_status_through_the_resident_process(own_home):
+    def both():
+        there, here = c1(own_home, "status", "--json"), c1(own_home, "status", "--json", daemon=False)
+        assert there.rc == here.rc and there.json() == here.json()
+        plain = c1(own_home, "status")
+        assert plain.stdout == c1(own_home, "status", daemon=False).stdout
+        return there
+
+    first = both()
+    assert first.rc == 0 and ping(own_home.env) is not None
+    assert both().json() == first.json(), "asked again, unchanged"
+    write_jsonl(own_home.corpus / "more.jsonl", hotpot_paragraphs(_shared(), 1, start=20))
+    assert own_home.run("index", own_home.corpus, "--quiet").rc == 0
+    grown = both().json()["collections"][0]
+    assert grown["chunks"] > first.json()["collections"][0]["chunks"] and grown["consistent"]
+    shutil.rmtree(own_home.home / "collections" / "default" / "lexical")
+    broken = both()
+    assert broken.rc == 1 and "lexical index" in " ".join(broken.json()["collections"][0]["problems"])
+    same_search(own_home, QUESTIONS[0], "--json")  # the warning "keyword search is off", on both paths
+
+
+def test_the_client_costs_little_to_import():
+    """What `c1 search` imports when the resident process answers: none of the heavy libraries."""
+    code = ("import sys; import c1.cli, c1.commands.search, c1.daemon.client, c1.agent.result; "
+            "print(sorted(m for m in ('chromadb', 'onnxruntime', 'numpy', 'tantivy', 'tokenizers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
