@@ -66,6 +66,11 @@ class Agent:
                 break
             if room < 1:  # not even a short answer fits
                 stop = "budget"
+                final = getattr(self.policy, "final", None)  # an answer that needs no reply (the built-in policy's)
+                if final is not None:
+                    self.ranked = list(final(AgentState(question, turn, self.max_turns, ctx, self.tools.schemas(), names,
+                                                        self.tools.corpus, 0)))
+                    structured = True
                 break
             self.stats["turns"] = turn
             yield ev.TurnStarted(r, turn, ctx.used(), ctx.budget)
@@ -97,7 +102,7 @@ class Agent:
             if level and level != warned:
                 warned = level
                 yield ev.BudgetWarning(r, turn, ctx.used(), ctx.budget, level)
-        if stop != "answer" or not (self.ranked or structured):
+        if not structured and (stop != "answer" or not self.ranked):
             self.ranked = self._fallback()
             if stop == "answer" and self.ranked:
                 stop = "unparsed_answer"  # the answer named no document, but the run saw some

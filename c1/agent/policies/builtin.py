@@ -45,7 +45,7 @@ import re
 from dataclasses import dataclass, field
 
 from c1.agent import evidence as evd
-from c1.agent.context import ToolCall
+from c1.agent.context import Message, ToolCall
 from c1.agent.corpus import content_terms, search_depth
 from c1.agent.output import Ranked, render_final
 from c1.agent.policies import text as tx
@@ -131,6 +131,31 @@ class BuiltinPolicy:
 
     # the decision -----------------------------------------------------------------------
     def next(self, state: AgentState) -> Reply:
+        reply = self._next(state)
+        return self._fitted(state, reply) if reply.tool_calls else reply
+
+    def final(self, state: AgentState) -> list[Ranked]:
+        """The answer from what the run holds, when the budget leaves no room for another turn."""
+        self._absorb(state)
+        self._rank(state)
+        return self._answer(state).ranked
+
+    def _fitted(self, state: AgentState, reply: Reply) -> Reply:
+        """``reply`` with its last calls dropped until it fits the room the budget leaves for a reply
+        (``state.max_reply_tokens``): the budget is a ceiling for this policy as for a model. With no
+        call that fits, the answer."""
+        room = state.max_reply_tokens
+        calls = list(reply.tool_calls)
+        while calls and room is not None and state.context.message_tokens(Message("assistant", "", calls)) > room:
+            dropped = calls.pop()
+            q = self._queries.pop(dropped.id, None)
+            if q is not None:  # asked for later, when there is room
+                self._queried.discard(q.text.lower().strip())
+        if not calls:
+            return self._answer(state) if self._ranking else reply
+        return Reply(tool_calls=calls)
+
+    def _next(self, state: AgentState) -> Reply:
         names = state.tool_names
         ctx = state.context
         if self._round == 0:
