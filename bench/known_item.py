@@ -315,13 +315,9 @@ def main(argv: list[str] | None = None) -> int:
             if res["n"]:
                 print(f"{part:<12}{s:<10}{res['n']:>5}{res['rank1']:>8.3f}{res['topk']:>8.3f}{res['mrr']:>8.3f}"
                       f"{res['returned']:>10.2f}{res['s_median']:>8.2f}")
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.json_out, "a") as f:
-        f.write(json.dumps(report) + "\n")
-    if args.rows:
-        with open(args.rows, "w") as f:
-            for r in rows:
-                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    from bench.report import save
+
+    save(report, args.json_out, rows, args.rows)
     return 0
 
 

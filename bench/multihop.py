@@ -189,13 +189,9 @@ def main(argv: list[str] | None = None) -> int:
             report["datasets"][dataset][part] = res
         print_costs(f"{dataset}, all questions", report["datasets"][dataset]["all"])
         print_calibration(f"{dataset}, all questions", report["datasets"][dataset]["all"])
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.json_out, "a") as f:
-        f.write(json.dumps(report) + "\n")
-    if args.rows:
-        with open(args.rows, "w") as f:
-            for r in all_rows:
-                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    from bench.report import save
+
+    save(report, args.json_out, all_rows, args.rows)
     return 0
 
 
