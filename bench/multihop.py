@@ -101,7 +101,7 @@ def policy_choice(settings, system, options: dict | None):
     from c1.agent.policies.builtin import BuiltinPolicy
 
     k = settings.max_docs
-    return PolicyChoice("builtin", lambda i: BuiltinPolicy(max_docs=k, variant=i, **options), f"built-in policy with {options}")
+    return PolicyChoice("builtin", lambda i: BuiltinPolicy.for_budget(settings.budget, max_docs=k, variant=i, **options), f"built-in policy with {options}")
 
 
 def parse_options(pairs: list[str]) -> dict:

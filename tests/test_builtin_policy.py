@@ -176,3 +176,27 @@ def test_confidences_rank_the_gold_documents_first(world):
     scores = [d["score"] for d in result.documents]
     assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
     assert set(titles[:2]) == _gold(record), titles
+
+
+def test_under_a_small_budget_it_prunes_what_the_evidence_ruled_out_before_the_soft_limit(world):
+    """What `c1 search --budget 8192` runs (choose_policy): documents the evidence has ruled out leave
+    the context before more is read, though the context is not full; none it returns loses a chunk.
+    At the default budget the same question prunes nothing."""
+    from c1.agent.policies import choose_policy
+    from c1.agent.policies.builtin import PRUNE_BELOW, SMALL_BUDGET
+
+    settings, corpus, _, records = world
+    record = records[BRIDGE]
+    small = replace(settings, max_docs=2, budget=SMALL_BUDGET, policy="builtin")
+    assert choose_policy(small).factory(0).prune_below == PRUNE_BELOW
+    assert choose_policy(replace(small, budget=32768)).factory(0).prune_below == 0.0
+    events: list = []
+    result = run_search(corpus, small, record["question"], choose_policy(small).factory, events.append)
+    pruned = set(result.trajectories[0]["pruned"])
+    assert pruned, "ruled-out chunks were pruned"
+    soft = int(SMALL_BUDGET * settings.soft_threshold)
+    used_at_turn = {e.turn: e.used for e in events if isinstance(e, ev.TurnStarted)}
+    assert any(used_at_turn[e.turn] < soft for e in events if isinstance(e, ev.ChunksPruned)), \
+        "it pruned before the soft limit forced it"
+    returned = {d["id"] for d in result.documents}
+    assert result.documents and not {cid.rsplit("_", 1)[0] for cid in pruned} & returned

@@ -126,6 +126,15 @@ class BuiltinPolicy:
     _ranking: evd.Ranking | None = None
     _comparison: bool = False
 
+    @classmethod
+    def for_budget(cls, budget: int, **fields) -> "BuiltinPolicy":
+        """The policy for a context budget: under a small one (``SMALL_BUDGET``) it also prunes what the
+        evidence has ruled out (``PRUNE_BELOW``) before reading more. Measured with bench/multihop.py
+        --budget: at 4,096 tokens full recall +0.005 (HotpotQA) and +0.020 (MuSiQue); at 8,192 +0.010
+        and 0; at 32,768, where nothing needs the room, 0 and one MuSiQue question lost."""
+        fields.setdefault("prune_below", PRUNE_BELOW if budget <= SMALL_BUDGET else 0.0)
+        return cls(**fields)
+
     def system_prompt(self, budget: int) -> str:
         return f"(built-in policy: no model; context budget {budget} tokens)"
 
@@ -439,6 +448,10 @@ class BuiltinPolicy:
     def _call(self, name: str, args: dict) -> ToolCall:
         self._n += 1
         return ToolCall(f"b{self.variant}_{self._n}", name, json.dumps(args))
+
+
+SMALL_BUDGET = 8192
+PRUNE_BELOW = 0.02
 
 
 @dataclass
