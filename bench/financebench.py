@@ -150,13 +150,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"page {s['page'] - base['page']:+.3f}")
     report = {"bench": "financebench", "home": str(args.home), "k": args.k, "built": built, "systems": summary,
               "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.json_out, "a") as f:
-        f.write(json.dumps(report) + "\n")
-    if args.rows:
-        with open(args.rows, "w") as f:
-            for r in rows:
-                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    from bench.report import save
+
+    save(report, args.json_out, rows, args.rows)
     return 0
 
 

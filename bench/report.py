@@ -51,3 +51,14 @@ def report(rows: list[tuple[str, str]], result: dict) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with open(OUT / f"{result.get('bench', 'bench')}.jsonl", "a") as f:
         f.write(line + "\n")
+
+
+def save(report: dict, json_out: Path, rows: list[dict] | None = None, rows_path: Path | None = None) -> None:
+    """Append ``report`` as one line to ``json_out``; write ``rows`` (one JSON line each) to ``rows_path`` if given."""
+    json_out.parent.mkdir(parents=True, exist_ok=True)
+    with open(json_out, "a") as f:
+        f.write(json.dumps(report) + "\n")
+    if rows_path:
+        with open(rows_path, "w") as f:
+            for r in rows or []:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")

@@ -1,13 +1,25 @@
 """The live view on stderr: a consumer of loop events, nothing more.
 
-It prints a log, one block per turn and run: the tool calls with their arguments, the chunks
-that came back (id, title, score), pruned chunks struck out, and a budget bar. With
-``--parallel`` every line carries its run number.
+One run: a log, one block per turn — the tool calls with their arguments, each result block
+headed by the call it answers, the chunks that came back (id, title, score), pruned chunks struck
+out, and a budget bar.
+
+Several runs (``--parallel N``): one compact panel per run, side by side and redrawn in place as
+events arrive (rich's ``Live``): the run's turn and budget bar, its last calls each on one line
+with what came back, and how it ended. A terminal shows the panels update; any other console gets
+them once, when the last run has finished. ``close()`` ends the display early (an interrupted
+search).
 """
 
 from __future__ import annotations
 
-from rich.console import Console
+import atexit
+from dataclasses import dataclass, field
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.panel import Panel
+from rich.table import Table
 from rich.text import Text
 
 from c1.agent import events as ev
@@ -16,14 +28,23 @@ from c1.agent.tools import PRUNE
 BAR = 24
 SHOW = 6
 ARGS = 100
+PANEL_CALLS = 6
+"""Calls listed in a run's panel (the earlier ones are counted)."""
+PANEL_COLUMNS = 2
 
 
-def budget_bar(used: int, budget: int, soft: float = 0.5, hard: float = 0.9) -> Text:
+def budget_bar(used: int, budget: int, soft: float = 0.5, hard: float = 0.9, width: int = BAR) -> Text:
     frac = min(1.0, used / budget) if budget else 0.0
-    filled = round(frac * BAR)
+    filled = round(frac * width)
     style = "red" if frac >= hard else "yellow" if frac >= soft else "green"
-    bar = Text("█" * filled, style=style) + Text("░" * (BAR - filled), style="dim")
-    return Text("budget ") + bar + Text(f" {used:,}/{budget:,}")
+    return Text.assemble("budget ", ("█" * filled, style), ("░" * (width - filled), "dim"), f" {used:,}/{budget:,}")
+
+
+def call_text(name: str, arguments: dict, limit: int = ARGS) -> str:
+    args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+    if len(args) > limit:
+        args = args[: limit - 1] + "…"
+    return f"{name}({args})"
 
 
 class LiveView:
@@ -31,47 +52,167 @@ class LiveView:
         self.console = console
         self.parallel = parallel
         self.soft, self.hard = soft, hard
+        self._panels = _Panels(console, parallel, soft, hard) if parallel > 1 else None
+        self._calls: dict[str, str] = {}
 
-    def _tag(self, e: ev.Event) -> Text:
-        return Text(f"[run {e.run}] ", style="cyan") if self.parallel > 1 else Text("")
+    def close(self) -> None:
+        if self._panels is not None:
+            self._panels.close()
 
     def __call__(self, e: ev.Event) -> None:
+        if self._panels is not None:
+            self._panels(e)
+            return
         out = self.console
-        tag = self._tag(e)
         if isinstance(e, ev.RunStarted):
             who = e.policy + (f" · {e.model}" if e.model else "")
-            out.print(tag + Text(f"searching with {who}", style="bold") + Text(f" — {e.query}"))
+            out.print(Text.assemble((f"searching with {who}", "bold"), f" — {e.query}"))
         elif isinstance(e, ev.TurnStarted):
-            out.print(tag + Text(f"turn {e.turn}  ", style="bold magenta") + budget_bar(e.used, e.budget, self.soft, self.hard))
+            out.print(Text.assemble((f"turn {e.turn}  ", "bold magenta")) + budget_bar(e.used, e.budget, self.soft, self.hard))
         elif isinstance(e, ev.ToolCalled):
-            args = ", ".join(f"{k}={v!r}" for k, v in e.arguments.items())
-            if len(args) > ARGS:
-                args = args[: ARGS - 1] + "…"
-            out.print(tag + Text("  → ", style="dim") + Text(e.name, style="bold") + Text(f"({args})"))
+            self._calls[e.call_id] = call_text(e.name, e.arguments)
+            out.print(Text.assemble(("  → ", "dim"), (e.name, "bold"), call_text("", e.arguments)))
         elif isinstance(e, ev.ToolResult):
-            if e.error:
-                out.print(tag + Text(f"    ✗ {e.error}", style="red"))
-            for c in e.chunks[:SHOW]:
-                score = f" {c.score:.2f}" if c.score is not None else ""
-                page = f" p.{c.page}" if c.page is not None else ""
-                out.print(tag + Text(f"    {c.id}", style="green") + Text(f"{score}  {c.title}{page}", style="default"))
-            if len(e.chunks) > SHOW:
-                out.print(tag + Text(f"    … and {len(e.chunks) - SHOW} more chunks", style="dim"))
-            if e.note and not e.chunks and not e.error and e.tool != PRUNE:
-                out.print(tag + Text(f"    {e.note}", style="dim"))
+            self._result(e)
         elif isinstance(e, ev.ChunksPruned):
             for c in e.chunks[:SHOW]:
-                out.print(tag + Text("    ✂ ", style="red") + Text(f"{c.id}  {c.title}", style="strike dim"))
+                out.print(Text.assemble(("    ✂ ", "red"), (f"{c.id}  {c.title}", "strike dim")))
             more = f" (… and {len(e.chunks) - SHOW} more)" if len(e.chunks) > SHOW else ""
-            out.print(tag + Text(f"    pruned {len(e.chunks)} chunks{more}, freed {e.freed:,} tokens", style="dim"))
+            out.print(Text(f"    pruned {len(e.chunks)} chunks{more}, freed {e.freed:,} tokens", style="dim"))
         elif isinstance(e, ev.BudgetWarning):
             style = "red" if e.level == "hard" else "yellow"
-            out.print(tag + Text(f"  ! context past the {e.level} limit: {e.used:,}/{e.budget:,}", style=style))
+            out.print(Text(f"  ! context past the {e.level} limit: {e.used:,}/{e.budget:,}", style=style))
         elif isinstance(e, ev.RunError):
-            out.print(tag + Text(f"  error: {e.message}", style="bold red"))
+            out.print(Text(f"  error: {e.message}", style="bold red"))
         elif isinstance(e, ev.Finished):
-            s = e.stats
-            out.print(tag + Text(
-                f"done ({e.stop_reason}): {len(e.documents)} documents, {s.get('turns', 0)} turns, "
-                f"{s.get('tool_calls', 0)} tool calls, {s.get('pruned', 0)} pruned, {s.get('seconds', 0):.2f}s",
-                style="bold"))
+            out.print(Text(_finished(e), style="bold"))
+
+    def _result(self, e: ev.ToolResult) -> None:
+        """A result block, headed by the call it answers (several calls of a turn answer in a row)."""
+        out = self.console
+        head = Text.assemble(("  ← ", "dim"), (self._calls.get(e.call_id, e.name), "dim"))
+        if e.error:
+            out.print(head + Text(f"  ✗ {e.error}", style="red"))
+            return
+        if e.chunks:
+            out.print(head + Text(f"  {len(e.chunks)} chunk{'s' if len(e.chunks) != 1 else ''}", style="dim"))
+        elif e.note and e.tool != PRUNE:
+            out.print(head + Text(f"  {e.note}", style="dim"))
+        elif e.tool != PRUNE:
+            out.print(head)
+        for c in e.chunks[:SHOW]:
+            score = f" {c.score:.2f}" if c.score is not None else ""
+            page = f" p.{c.page}" if c.page is not None else ""
+            out.print(Text.assemble((f"    {c.id}", "green"), f"{score}  {c.title}{page}"))
+        if len(e.chunks) > SHOW:
+            out.print(Text(f"    … and {len(e.chunks) - SHOW} more chunks", style="dim"))
+
+
+def _finished(e: ev.Finished) -> str:
+    s = e.stats
+    return (f"done ({e.stop_reason}): {len(e.documents)} documents, {s.get('turns', 0)} turns, "
+            f"{s.get('tool_calls', 0)} tool calls, {s.get('pruned', 0)} pruned, {s.get('seconds', 0):.2f}s")
+
+
+@dataclass
+class _Run:
+    turn: int = 0
+    used: int = 0
+    budget: int = 0
+    calls: list[Text] = field(default_factory=list)
+    pending: dict[str, int] = field(default_factory=dict)
+    """call id → its line in ``calls`` (filled in when its result comes)."""
+    done: str | None = None
+    warning: str | None = None
+
+
+class _Panels:
+    """One panel per run, redrawn in place."""
+
+    def __init__(self, console: Console, parallel: int, soft: float, hard: float):
+        self.console = console
+        self.parallel = parallel
+        self.soft, self.hard = soft, hard
+        self.runs: dict[int, _Run] = {}
+        self.query = ""
+        self.who = ""
+        self._live: Live | None = None
+        self._closed = False
+        self._finished = 0
+
+    def __call__(self, e: ev.Event) -> None:
+        run = self.runs.setdefault(e.run, _Run())
+        if isinstance(e, ev.RunStarted):
+            self.query, self.who = e.query, e.policy + (f" · {e.model}" if e.model else "")
+            run.budget = e.budget
+        elif isinstance(e, ev.TurnStarted):
+            run.turn, run.used, run.budget = e.turn, e.used, e.budget
+        elif isinstance(e, ev.ToolCalled):
+            run.pending[e.call_id] = len(run.calls)
+            run.calls.append(Text.assemble((f"t{e.turn} ", "dim"), call_text(e.name, e.arguments, 48)))
+        elif isinstance(e, ev.ToolResult):
+            line = run.calls[run.pending.pop(e.call_id)] if e.call_id in run.pending else Text(e.name)
+            if e.error:
+                line.append(f"  ✗ {e.error[:60]}", style="red")
+            elif e.chunks:
+                best = max(e.chunks, key=lambda c: c.score if c.score is not None else -1.0)
+                score = f" {best.score:.2f}" if best.score is not None else ""
+                line.append(f" → {len(e.chunks)}", style="green")
+                line.append(f"  {best.title[:28]}{score}", style="dim")
+            elif e.tool != PRUNE:
+                line.append(" → 0", style="dim")
+        elif isinstance(e, ev.ChunksPruned):
+            run.calls.append(Text(f"✂ {len(e.chunks)} chunks, freed {e.freed:,}", style="red"))
+        elif isinstance(e, ev.BudgetWarning):
+            run.warning = f"past the {e.level} limit"
+        elif isinstance(e, ev.RunError):
+            run.calls.append(Text(f"error: {e.message[:70]}", style="bold red"))
+        elif isinstance(e, ev.Finished):
+            run.done = _finished(e)
+            self._finished += 1
+        self._show()
+        if self._finished >= self.parallel:
+            self.close()
+
+    def render(self) -> Group:
+        grid = Table.grid(expand=True, padding=(0, 1))
+        columns = min(PANEL_COLUMNS, self.parallel)
+        for _ in range(columns):
+            grid.add_column(ratio=1)
+        panels = [self._panel(i, self.runs.get(i, _Run())) for i in range(self.parallel)]
+        for i in range(0, len(panels), columns):
+            row = panels[i : i + columns]
+            grid.add_row(*(row + [Text("")] * (columns - len(row))))
+        head = Text.assemble((f"searching with {self.who}", "bold"), f" — {self.query} ", (f"({self.parallel} runs)", "dim"))
+        return Group(head, grid)
+
+    def _panel(self, i: int, run: _Run) -> Panel:
+        lines: list[Text] = [budget_bar(run.used, run.budget or 1, self.soft, self.hard, width=16)]
+        if len(run.calls) > PANEL_CALLS:
+            lines.append(Text(f"… {len(run.calls) - PANEL_CALLS} earlier calls", style="dim"))
+        lines += run.calls[-PANEL_CALLS:]
+        if run.warning:
+            lines.append(Text(run.warning, style="yellow"))
+        if run.done:
+            lines.append(Text(run.done, style="bold"))
+        title = Text.assemble((f"run {i}", "bold cyan"), f" · turn {run.turn}" if run.turn else "")
+        return Panel(Group(*lines), title=title, title_align="left", border_style="dim")
+
+    def _show(self) -> None:
+        if self._closed:
+            return
+        if self._live is None:
+            self._live = Live(self.render(), console=self.console, auto_refresh=False, transient=False,
+                              redirect_stdout=False, redirect_stderr=False)
+            self._live.start()
+            atexit.register(self.close)  # an interrupted search leaves the terminal as it found it
+        elif self.console.is_terminal:
+            self._live.update(self.render(), refresh=True)
+
+    def close(self) -> None:
+        live, self._live = self._live, None
+        self._closed = True
+        if live is not None:
+            live.update(self.render())
+            live.stop()
+            atexit.unregister(self.close)

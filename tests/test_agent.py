@@ -291,3 +291,23 @@ def test_cli_search_exit_codes(corpus_settings, tmp_path):
     assert rc == 2 and "empty" in err
     rc, _, err = _cli("search", "q", "--policy", "llm", home=settings.home)
     assert rc == 2 and "--base-url" in err
+
+
+def test_a_models_answer_gets_confidences_and_keeps_its_order(corpus, corpus_settings):
+    """A policy that ranks without scores (a model): the documents keep its order, and each gets
+    the evidence model's confidence in [0, 1] for what the run saw (it was 1/(60 + rank))."""
+    settings, records = corpus_settings
+    question = records[0]["question"]
+    order: list[str] = []
+
+    def answer(state):
+        docs = list(dict.fromkeys(s.doc_id for s in state.context.shown.values()))
+        order.extend(reversed(docs[:3]))  # not the search's order
+        return Reply(text="".join(f'<Document id="{d}"><Justification>j</Justification></Document>' for d in order))
+
+    policy = Scripted([Reply(tool_calls=[_call("search_corpus", {"query": question}, "c1")]), answer])
+    policy.name, policy.model = "scripted", None
+    result = run_search(corpus, settings, question, lambda i: policy)
+    assert [d["id"] for d in result.documents] == order
+    scores = [d["score"] for d in result.documents]
+    assert all(0.0 <= s <= 1.0 for s in scores) and max(scores) > 1 / 60, scores

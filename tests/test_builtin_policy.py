@@ -18,7 +18,8 @@ import pytest
 from c1.agent import events as ev
 from c1.agent.corpus import Corpus
 from c1.agent.output import parse_final
-from c1.agent.policies.builtin import BuiltinPolicy, _clean_title, _question_entities, best_sentence
+from c1.agent.policies.builtin import BuiltinPolicy
+from c1.agent.policies.text import clean_title, question_entities
 from c1.agent.search import run_search
 from c1.config import Settings
 from c1.corpus.embedders import MiniLMEmbedder
@@ -148,15 +149,54 @@ def test_answer_parses_back_to_the_returned_documents(world):
 
 
 def test_question_entities_and_titles():
-    assert _question_entities('Which Canadian rock band released a song called "Counterparts" and had a drummer?') == [
+    assert question_entities('Which Canadian rock band released a song called "Counterparts" and had a drummer?') == [
         "Counterparts"]
-    assert _question_entities("Are Aladdin and Song of the South produced by the same company?") == [
+    assert question_entities("Are Aladdin and Song of the South produced by the same company?") == [
         "Song of the South", "Aladdin"]
-    assert _question_entities("Which case came first, Craig v. Boren or Plessy v. Ferguson?") == [
+    assert question_entities("Which case came first, Craig v. Boren or Plessy v. Ferguson?") == [
         "Craig v. Boren", "Plessy v. Ferguson"]
-    assert _question_entities("The King of Hollywood starred in what 1932 American pre-Code drama film?") == [
+    assert question_entities("The King of Hollywood starred in what 1932 American pre-Code drama film?") == [
         "King of Hollywood"]
-    assert _clean_title("The Deep Blue Sea (1955 film)") == "the deep blue sea"
-    assert _clean_title("César Millán's dog") == "cesar millan dog"
-    assert best_sentence("Rush is a band. Neil Peart was its drummer. He wrote lyrics.", ["drummer", "peart"]) == (
-        "Neil Peart was its drummer.")
+    assert clean_title("The Deep Blue Sea (1955 film)") == "the deep blue sea"
+    assert clean_title("César Millán's dog") == "cesar millan dog"
+
+
+def test_a_nonsense_question_gets_at_most_two_documents(world):
+    """Nothing in the paragraphs supports it: the list is no longer padded to k."""
+    result, titles, _ = _search(world, "quantum sourdough starters on Mars", k=5)
+    assert len(titles) <= 2, titles
+    assert all(0.0 <= d["score"] <= 1.0 for d in result.documents)
+
+
+def test_confidences_rank_the_gold_documents_first(world):
+    """Scores are confidences in [0, 1], falling with the rank; the bridge question's two gold
+    paragraphs come first and are the most confident."""
+    record = world[3][BRIDGE]
+    result, titles, _ = _search(world, record["question"], k=5)
+    scores = [d["score"] for d in result.documents]
+    assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
+    assert set(titles[:2]) == _gold(record), titles
+
+
+def test_under_a_small_budget_it_prunes_what_the_evidence_ruled_out_before_the_soft_limit(world):
+    """What `c1 search --budget 8192` runs (choose_policy): documents the evidence has ruled out leave
+    the context before more is read, though the context is not full; none it returns loses a chunk.
+    At the default budget the same question prunes nothing."""
+    from c1.agent.policies import choose_policy
+    from c1.agent.policies.builtin import PRUNE_BELOW, SMALL_BUDGET
+
+    settings, corpus, _, records = world
+    record = records[BRIDGE]
+    small = replace(settings, max_docs=2, budget=SMALL_BUDGET, policy="builtin")
+    assert choose_policy(small).factory(0).prune_below == PRUNE_BELOW
+    assert choose_policy(replace(small, budget=32768)).factory(0).prune_below == 0.0
+    events: list = []
+    result = run_search(corpus, small, record["question"], choose_policy(small).factory, events.append)
+    pruned = set(result.trajectories[0]["pruned"])
+    assert pruned, "ruled-out chunks were pruned"
+    soft = int(SMALL_BUDGET * settings.soft_threshold)
+    used_at_turn = {e.turn: e.used for e in events if isinstance(e, ev.TurnStarted)}
+    assert any(used_at_turn[e.turn] < soft for e in events if isinstance(e, ev.ChunksPruned)), \
+        "it pruned before the soft limit forced it"
+    returned = {d["id"] for d in result.documents}
+    assert result.documents and not {cid.rsplit("_", 1)[0] for cid in pruned} & returned

@@ -22,11 +22,12 @@ import pytest
 
 from conftest import c1_argv, hotpot_paragraphs, indexed_hotpot, readonly_view, run_cli, shared_data_dir, write_jsonl
 
-QUESTIONS = (
-    "Which magazine was started first Arthur's Magazine or First for Women?",
-    "The Oberoi family is part of a hotel company that has a head office in what city?",
-    "Musician and satirist Allie Goertz wrote a song about the \"The Simpsons\" character Milhouse, who Matt "
-    "Groening named after who?",
+QUESTIONS = (  # the questions of the three records indexed (a question the corpus cannot support finds nothing)
+    "Which Canadian rock band released a song called \"Counterparts\" and had a drummer who was inducted into the "
+    "Modern Drummer Hall of Fame?",
+    "What was the English football club Tottenham Hotspur that Leonard Francis played for commonly referred to as?",
+    "In what year did the Danish plant ecologist who assisted a Danish chemist, famous for the introduction of the "
+    "concept of pH die?",
 )
 ON = {"C1_DAEMON": "1", "C1_DAEMON_IDLE": "120"}
 

@@ -194,8 +194,12 @@ def test_builtin_search_never_exceeds_the_budget(hotpot_index: HotpotIndex, budg
     result = run_cli(["search", question, "--policy", "builtin", "--budget", str(budget), "--json", "-q"],
                      hotpot_index.env)
     assert result.rc in (0, 1), result.stderr
-    peak = result.json()["stats"]["tokens"]["context_peak"]
+    out = result.json()
+    peak = out["stats"]["tokens"]["context_peak"]
     assert 0 < peak <= budget
+    # a run the budget ends still gives the policy's own answer: ranked by its confidences
+    scores = [d["score"] for d in out["documents"]]
+    assert scores == sorted(scores, reverse=True), out["stats"]["stop_reasons"]
 
 
 def test_a_model_that_calls_many_tools_stays_under_the_budget(corpus):

@@ -1,5 +1,7 @@
 """The live view, rendered to a recorded console from a scripted event stream."""
 
+import re
+
 from rich.console import Console
 
 from c1.agent import events as ev
@@ -53,16 +55,59 @@ def test_view_knows_a_renamed_prune_tool():
     assert "done (answer): 1 documents, 3 turns" in text
 
 
-def test_view_tags_parallel_runs_and_strikes_pruned():
+def test_view_strikes_pruned_chunks():
     console = Console(record=True, width=100, force_terminal=True, color_system="standard")
-    view = LiveView(console, parallel=2)
-    for e in _stream(0) + _stream(1):
+    view = LiveView(console, parallel=1)
+    for e in _stream(0):
         view(e)
-    plain = console.export_text(clear=False)
-    assert "[run 0] turn 1" in plain and "[run 1] turn 1" in plain
     styled = console.export_text(styles=True)
     struck = [line for line in styled.splitlines() if "✂" in line]
-    assert struck and all(";9;" in line or "[9" in line for line in struck), "pruned chunks are struck out"
+    assert struck and all(re.search(r"\x1b\[(?:\d+;)*9[;m]", line) for line in struck), "pruned chunks are struck out"
+
+
+def test_each_result_block_is_labelled_with_its_call():
+    """Two calls of a turn answer in a row: each block says which call it answers."""
+    refs = [ev.ChunkRef("aaaabbbb_0", "aaaabbbb", "Rush (band)", 0.8, None, 50)]
+    text = _render([
+        ev.RunStarted(0, "q", "builtin", None, 1000),
+        ev.TurnStarted(0, 1, 100, 1000),
+        ev.ToolCalled(0, 1, "c1", "search_corpus", {"query": "Neil Peart"}, "search_corpus"),
+        ev.ToolCalled(0, 1, "c2", "search_corpus", {"query": "Modern Drummer"}, "search_corpus"),
+        ev.ToolResult(0, 1, "c1", "search_corpus", refs, tool="search_corpus"),
+        ev.ToolResult(0, 1, "c2", "search_corpus", [], None, "No new chunks match", "search_corpus"),
+    ])
+    assert "← search_corpus(query='Neil Peart')  1 chunk" in text
+    assert "← search_corpus(query='Modern Drummer')  No new chunks match" in text
+
+
+def _parallel(runs: int, terminal: bool = False, width: int = 120):
+    console = Console(record=True, width=width, force_terminal=terminal, color_system="standard" if terminal else None)
+    view = LiveView(console, parallel=runs)
+    for run in range(runs):
+        for e in _stream(run):
+            view(e)
+    return console
+
+
+def test_parallel_runs_show_one_compact_panel_each():
+    """--parallel 4: a panel per run (its turn, budget, calls with what came back, how it ended),
+    not a log line per event of every run."""
+    text = _parallel(4).export_text()
+    for run in range(4):
+        assert f"run {run} · turn 2" in text
+    assert text.count("search_corpus(query='drummer") == 4, "each run's call once, in its panel"
+    assert text.count("→ 8") == 4, "the call's line says what came back"
+    assert text.count("done (answer): 1 documents") == 4
+    log_lines = len(_render(_stream(0)).splitlines())
+    assert len(text.splitlines()) < 2 * log_lines, "four runs take less room than two logs"
+
+
+def test_the_run_colour_stays_on_its_tag():
+    """The run's colour marks its label only; the calls and results keep their own styles."""
+    styled = _parallel(2, terminal=True).export_text(styles=True)
+    lines = [line for line in styled.splitlines() if "search_corpus" in line or "grep_corpus" in line]
+    assert lines and not any("\x1b[36m" in line or ";36m" in line for line in lines), lines
+    assert any("run 0" in line and "36" in line for line in styled.splitlines()), "the label is coloured"
 
 
 def test_budget_bar_colours_by_threshold():

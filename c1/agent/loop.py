@@ -52,6 +52,7 @@ class Agent:
         names = self.tools.names
         stop = "max_turns"
         warned = None
+        structured = False  # the policy gave its answer as a list: an empty one means nothing is good enough
         for turn in range(1, self.max_turns + 1):
             if self.stop is not None and self.stop.is_set():
                 stop = "cancelled"
@@ -65,6 +66,11 @@ class Agent:
                 break
             if room < 1:  # not even a short answer fits
                 stop = "budget"
+                final = getattr(self.policy, "final", None)  # an answer that needs no reply (the built-in policy's)
+                if final is not None:
+                    self.ranked = list(final(AgentState(question, turn, self.max_turns, ctx, self.tools.schemas(), names,
+                                                        self.tools.corpus, 0)))
+                    structured = True
                 break
             self.stats["turns"] = turn
             yield ev.TurnStarted(r, turn, ctx.used(), ctx.budget)
@@ -83,7 +89,8 @@ class Agent:
             if reply.text or reply.reasoning:
                 yield ev.AssistantText(r, turn, reply.text, reply.reasoning)
             if not calls:
-                self.ranked = parse_final(reply.text, self._resolve)
+                structured = reply.ranked is not None
+                self.ranked = list(reply.ranked) if structured else parse_final(reply.text, self._resolve)
                 stop = "answer"
                 break
             if ctx.used() > ctx.budget:  # a reply longer than it was allowed (a server that ignores max_tokens)
@@ -95,14 +102,16 @@ class Agent:
             if level and level != warned:
                 warned = level
                 yield ev.BudgetWarning(r, turn, ctx.used(), ctx.budget, level)
-        if stop != "answer" or not self.ranked:
+        if not structured and (stop != "answer" or not self.ranked):
             self.ranked = self._fallback()
             if stop == "answer" and self.ranked:
                 stop = "unparsed_answer"  # the answer named no document, but the run saw some
         self.stats["seconds"] = round(time.perf_counter() - started, 3)
         self.stats["context_peak"] = ctx.peak
         self.stats["seen_chunks"] = len(ctx.shown)
-        yield ev.Finished(r, [{"id": x.doc_id, "justification": x.justification} for x in self.ranked], dict(self.stats), stop)
+        documents = [{"id": x.doc_id, "justification": x.justification, **({"score": x.score} if x.score is not None else {})}
+                     for x in self.ranked]
+        yield ev.Finished(r, documents, dict(self.stats), stop)
 
     # acting -----------------------------------------------------------------------------
     def _act(self, turn: int, calls: list[ToolCall]) -> Iterator[ev.Event]:

@@ -22,6 +22,8 @@ _TOKEN = re.compile(r"[A-Za-z0-9]+(?:_\d+)?")
 class Ranked:
     doc_id: str
     justification: str = ""
+    score: float | None = None
+    """The policy's confidence in [0, 1] that the document supports an answer (None: it gives none)."""
 
 
 def parse_final(text: str, resolve: Callable[[str], str | None]) -> list[Ranked]:

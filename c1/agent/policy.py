@@ -18,6 +18,9 @@ class Reply:
     reasoning: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    ranked: list | None = None
+    """A final answer the policy also gives in structured form (``output.Ranked``: ids, verbatim
+    justifications, confidences); the loop takes it instead of parsing ``text``."""
 
 
 @dataclass
@@ -49,3 +52,7 @@ class Policy(Protocol):
     def system_prompt(self, budget: int) -> str: ...
 
     def next(self, state: AgentState) -> Reply: ...
+
+    # Optional: ``final(state) -> list[Ranked]``, an answer from what the policy holds that costs no
+    # reply (the built-in policy's). The loop asks for it when the budget leaves no room for a turn;
+    # a policy without it (a model, which must generate its answer) gets the loop's fallback.

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from c1.agent import events as ev
 from c1.agent.context import Context
 from c1.agent.corpus import Corpus
+from c1.agent.evidence import FLOOR, confidences
 from c1.agent.fusion import rrf
 from c1.agent.loop import Agent
 from c1.agent.policy import Policy
@@ -52,14 +53,18 @@ def run_search(
             on_event(event)
     finally:
         events.close()  # on an early exit: stop the runs and wait for them
-    rankings = [[d["id"] for d in finished[i].documents] for i in sorted(finished)]
+    runs = [finished[i].documents for i in sorted(finished)]
+    scored = bool(runs) and all(d.get("score") is not None for docs in runs for d in docs)
+    if not scored:  # a model's answers: the evidence model's confidence, the model's order
+        for i, docs in zip(sorted(finished), runs):
+            conf = confidences(question, corpus, agents[i].context.visible(), [d["id"] for d in docs])
+            for d in docs:
+                d["score"] = conf.get(d["id"], 0.0)
     justification = {}
-    for i in sorted(finished):
-        for d in finished[i].documents:
+    for docs in runs:
+        for d in docs:
             justification.setdefault(d["id"], d.get("justification", ""))
-    fused = rrf(rankings)[: settings.max_docs] if n > 1 else [
-        (doc_id, 1.0 / (60 + rank)) for rank, doc_id in enumerate(rankings[0] if rankings else [], start=1)
-    ][: settings.max_docs]
+    fused = fuse(runs, by_score=scored)[: settings.max_docs]
     documents = [_document(corpus, agents, doc_id, score, justification.get(doc_id, "")) for doc_id, score in fused]
     stats = _merge_stats([finished[i].stats for i in sorted(finished)], time.perf_counter() - started)
     stats["stop_reasons"] = [finished[i].stop_reason for i in sorted(finished)]
@@ -68,6 +73,24 @@ def run_search(
         question, policy.name, policy.model, settings.budget, documents, stats,
         trajectories=[_trajectory(a) for a in agents],
     )
+
+
+def fuse(runs: list[list[dict]], floor: float = FLOOR, by_score: bool = True) -> list[tuple[str, float]]:
+    """The runs' ranked documents as one list of (id, confidence).
+
+    A document's confidence is the mean of its ``score`` over all runs, counting 0 for a run that
+    did not return it: what the runs agree on rises, what one run alone returned falls. With
+    ``by_score`` (the policy ranked by those confidences: the built-in one) the list is ordered by
+    it, ties by RRF, and several runs' documents under ``floor`` are left out; otherwise (a model
+    ranked, the confidences came after) the order is the runs' RRF fusion (one run: its own order)."""
+    by_rrf = rrf([[d["id"] for d in docs] for docs in runs])
+    order = {doc_id: i for i, (doc_id, _) in enumerate(by_rrf)}
+    mean = {doc_id: round(sum(d.get("score") or 0.0 for docs in runs for d in docs if d["id"] == doc_id)
+                          / max(1, len(runs)), 4) for doc_id in order}
+    if not by_score:
+        return [(doc_id, mean[doc_id]) for doc_id, _ in by_rrf]
+    kept = [(doc_id, v) for doc_id, v in mean.items() if len(runs) == 1 or v >= floor]
+    return sorted(kept, key=lambda dv: (-dv[1], order[dv[0]]))
 
 
 def _interleave(generators: list, stop: threading.Event) -> "iter":

@@ -37,6 +37,21 @@ def query_terms(text: str) -> list[str]:
     return out
 
 
+_ANALYZER = None
+
+
+def stems(text: str) -> list[str]:
+    """The words of ``text`` as the index stores them: lower case, English-stemmed (tantivy's own
+    analyzer, so that a word matches what BM25 matched: "Herons" → "heron", "predicted" → "predict")."""
+    global _ANALYZER
+    if _ANALYZER is None:
+        from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
+
+        _ANALYZER = TextAnalyzerBuilder(Tokenizer.simple()).filter(Filter.lowercase()).filter(
+            Filter.stemmer("english")).build()
+    return _ANALYZER.analyze(text)
+
+
 class LexicalIndex:
     TITLE_BOOST = 2.0
 

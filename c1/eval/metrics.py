@@ -129,3 +129,17 @@ def summarise(rows: Iterable[Scores]) -> dict[str, float]:
         "precision": mean(r.precision for r in rows),
         "f1": mean(r.f1 for r in rows),
     }
+
+
+def calibration_bands(scored: Iterable[tuple[float | None, bool]],
+                      bands: Iterable[tuple[float, float, str]]) -> list[dict]:
+    """Calibration of confidences: for each band ``(low, high, label)`` (low ≤ score < high), how
+    many returned documents fall in it and the share of them that are gold (None when empty).
+    Documents without a score are left out."""
+    items = [(s, g) for s, g in scored if s is not None]
+    out = []
+    for low, high, label in bands:
+        inside = [g for s, g in items if low <= s < high]
+        out.append({"band": label, "documents": len(inside),
+                    "gold_share": sum(inside) / len(inside) if inside else None})
+    return out

@@ -195,7 +195,8 @@ def score_row(question: Question, system: System, documents: list[dict], keys: K
         "gold": list(gold),
         "returned": returned,
         "documents": [{"id": d["id"], "source_id": d.get("source_id"), "title": d.get("title"), "page": d.get("page"),
-                       "chunks": len(d.get("chunks", []))} for d in documents],
+                       "chunks": len(d.get("chunks", [])), "score": d.get("score"),
+                       "gold": any(k in keys.gold for k in keys.document(d))} for d in documents],
         "metrics": {
             "answer_found": answer_found(question.answers, texts, returned, gold),
             "recall": s.recall,

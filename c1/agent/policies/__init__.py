@@ -38,7 +38,7 @@ class PolicySpec:
 def _builtin(settings: Settings, why: str, warning: str | None = None) -> PolicyChoice:
     from c1.agent.policies.builtin import BuiltinPolicy
 
-    return PolicyChoice("builtin", lambda i: BuiltinPolicy(max_docs=settings.max_docs, variant=i),
+    return PolicyChoice("builtin", lambda i: BuiltinPolicy.for_budget(settings.budget, max_docs=settings.max_docs, variant=i),
                         f"using the built-in policy (no model): {why}", warning)
 
 

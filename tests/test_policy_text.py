@@ -1,0 +1,57 @@
+"""Reading chunk text for the built-in policy (c1/agent/policies/text.py) on real messages and pages."""
+
+from __future__ import annotations
+
+import pytest
+
+from c1.agent.policies import text as tx
+from c1.corpus.loaders import load
+from c1.corpus.walk import Source
+from conftest import shared_data_dir
+
+DATA = shared_data_dir()
+FORWARD = "kitchen-l/_americas/esvl/662."
+"""A forwarded message: its own header block, a greeting-less note signed "Tammie", then the
+forwarded message's header block (tab-separated, "Sent:") and a body signed "Thanks, Christa"."""
+
+
+@pytest.fixture(scope="module")
+def forward() -> str:
+    path = DATA / "enron" / "maildir" / FORWARD
+    if not path.is_file():
+        pytest.skip(f"shared data not found at {DATA}")
+    return load(Source(str(path), "eml"))[0].text
+
+
+def test_units_are_content_sentences_verbatim(forward):
+    units = [forward[s:e] for s, e in tx.units(forward)]
+    assert "Please let me if you would like this formatted another way." in units
+    assert "Let me know if you have any questions or need for me to make any adjustments." in units
+    for unit in units:
+        assert unit in forward, "a unit is a span of the text itself"
+        assert not unit.startswith(("From:", "To:", "Date:", "Subject:", "Sent:", "Cc:")), unit
+        assert "Original Message" not in unit and "@" not in unit, unit
+
+
+def test_names_come_from_content_and_first_names_are_known(forward):
+    body = tx.content(forward)
+    names = tx.entities(body)
+    assert not {"From", "To", "Date", "Subject", "Sent", "Cc", "Winfrey", "Schoppe"} & set(names), names
+    assert "Tammie Let" not in names, "a name never runs across a line break"
+    assert {"Tammie", "Christa"} <= tx.bare_first_names(body)
+    assert "Tom" in tx.bare_first_names("Tom Alonso wrote the memo. Ask Tom.")
+    assert "Zoë" in tx.bare_first_names("Hi Zoë,\nthe starter is ready.")
+
+
+def test_hard_wrapped_prose_joins_and_table_rows_stand_alone():
+    text = ("3M believes this information is\nuseful to investors and management.\n"
+            "Net sales $ 34,229 $ 35,355 $ 32,184\nOperating income 6,539 7,369 7,161\n")
+    units = [text[s:e] for s, e in tx.units(text)]
+    assert units[0] == "3M believes this information is\nuseful to investors and management."
+    assert "Net sales $ 34,229 $ 35,355 $ 32,184" in units and "Operating income 6,539 7,369 7,161" in units
+
+
+def test_a_long_line_starting_with_a_label_is_content():
+    note = "Note: " + "the board approved the plan after a long review of its costs and risks. " * 4
+    assert tx.units(note), "a paragraph that starts with a label is not a header field"
+    assert tx.units("Subject: the plan\n") == []
