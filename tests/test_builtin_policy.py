@@ -200,3 +200,15 @@ def test_under_a_small_budget_it_prunes_what_the_evidence_ruled_out_before_the_s
         "it pruned before the soft limit forced it"
     returned = {d["id"] for d in result.documents}
     assert result.documents and not {cid.rsplit("_", 1)[0] for cid in pruned} & returned
+
+
+def test_a_run_the_turns_end_still_gets_the_policys_own_answer(world):
+    """With one turn the policy only searched; the loop asks it for its answer (Policy.final) instead
+    of listing what was seen: documents ranked by confidence, each with a verbatim justification."""
+    record = world[3][BRIDGE]
+    result, titles, _ = _search(world, record["question"], k=3, max_turns=1)
+    assert result.stats["stop_reasons"] == ["max_turns"]
+    scores = [d["score"] for d in result.documents]
+    assert scores and scores == sorted(scores, reverse=True)
+    for d in result.documents:
+        assert d["justification"] and any(d["justification"] in c["text"] for c in d["chunks"]), d

@@ -66,15 +66,10 @@ class Agent:
                 break
             if room < 1:  # not even a short answer fits
                 stop = "budget"
-                final = getattr(self.policy, "final", None)  # an answer that needs no reply (the built-in policy's)
-                if final is not None:
-                    self.ranked = list(final(AgentState(question, turn, self.max_turns, ctx, self.tools.schemas(), names,
-                                                        self.tools.corpus, 0)))
-                    structured = True
                 break
             self.stats["turns"] = turn
             yield ev.TurnStarted(r, turn, ctx.used(), ctx.budget)
-            state = AgentState(question, turn, self.max_turns, ctx, self.tools.schemas(), names, self.tools.corpus, room)
+            state = self._state(question, turn, room)
             sent = ctx.used()
             counted = ctx.counted()
             try:
@@ -102,6 +97,9 @@ class Agent:
             if level and level != warned:
                 warned = level
                 yield ev.BudgetWarning(r, turn, ctx.used(), ctx.budget, level)
+        final = getattr(self.policy, "final", None)  # an answer that costs no reply (the built-in policy's)
+        if stop in ("budget", "max_turns") and final is not None:
+            self.ranked, structured = list(final(self._state(question, self.stats["turns"], 0))), True
         if not structured and (stop != "answer" or not self.ranked):
             self.ranked = self._fallback()
             if stop == "answer" and self.ranked:
@@ -112,6 +110,10 @@ class Agent:
         documents = [{"id": x.doc_id, "justification": x.justification, **({"score": x.score} if x.score is not None else {})}
                      for x in self.ranked]
         yield ev.Finished(r, documents, dict(self.stats), stop)
+
+    def _state(self, question: str, turn: int, room: int) -> AgentState:
+        return AgentState(question, turn, self.max_turns, self.context, self.tools.schemas(), self.tools.names,
+                          self.tools.corpus, room)
 
     # acting -----------------------------------------------------------------------------
     def _act(self, turn: int, calls: list[ToolCall]) -> Iterator[ev.Event]:

@@ -54,5 +54,6 @@ class Policy(Protocol):
     def next(self, state: AgentState) -> Reply: ...
 
     # Optional: ``final(state) -> list[Ranked]``, an answer from what the policy holds that costs no
-    # reply (the built-in policy's). The loop asks for it when the budget leaves no room for a turn;
-    # a policy without it (a model, which must generate its answer) gets the loop's fallback.
+    # reply (the built-in policy's). The loop asks for it when a run ends without an answer (the
+    # budget or the turns ran out); a policy without it (a model, which must generate its answer)
+    # gets the loop's fallback.

@@ -144,7 +144,7 @@ class BuiltinPolicy:
         return self._fitted(state, reply) if reply.tool_calls else reply
 
     def final(self, state: AgentState) -> list[Ranked]:
-        """The answer from what the run holds, when the budget leaves no room for another turn."""
+        """The answer from what the run holds, when the budget or the turns run out before it answered."""
         self._absorb(state)
         self._rank(state)
         return self._answer(state).ranked
