@@ -103,6 +103,9 @@ RANGES: dict[str, tuple[float | None, float | None, bool]] = {
 """The same bounds as the command-line flags: a value from the config file or a ``C1_*`` variable
 must pass them too (``C1_PARALLEL=1000`` would otherwise start a thousand agents)."""
 
+DEBOUNCE = 0.5
+"""Seconds a changed file must stay quiet before ``c1 index --watch`` indexes it (the default of --debounce)."""
+
 CHOICES = {"policy": ("auto", "llm", "builtin"), "reasoning_effort": ("low", "medium", "high")}
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
-from c1.config import Settings
+from c1.config import DEBOUNCE, Settings
 from c1.console import emit_json, err, escape, stderr_is_tty, warn
-from c1.corpus.watch import DEBOUNCE
 from c1.errors import C1Error
 
 

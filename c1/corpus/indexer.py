@@ -37,6 +37,7 @@ from c1.corpus.embedders import Embedder, EmbedderError
 from c1.corpus.headers import ChunkContext, contexts, stored_contexts
 from c1.corpus.ids import chunk_id, doc_id_for
 from c1.corpus.manifest import Chunk, DocRecord, FileRecord, Manifest, ManifestDamaged, chunk_hash
+from c1.corpus.walk import under
 from c1.errors import C1Error
 
 BATCH_CHUNKS = 64
@@ -245,7 +246,7 @@ class Indexer:
             targets = roots
             found = scan([r for r in roots if os.path.exists(r)], max_bytes=max_bytes)
         else:
-            targets = [p for p in changed if _under(p, roots)]
+            targets = [p for p in changed if under(p, roots)]
             found = scan_changed(roots, targets, max_bytes=max_bytes)
         sources = found.sources
         report.skipped.extend({"path": p, "reason": r} for p, r in found.skipped)
@@ -322,7 +323,7 @@ class Indexer:
                 finally:
                     m.close()
         for root in missing:
-            if not any(_under(p, [root]) for p in known):
+            if not any(under(p, [root]) for p in known):
                 what = "broken symbolic link" if os.path.islink(root) else "no such file or directory"
                 raise C1Error(f"{root}: {what}")
 
@@ -422,9 +423,10 @@ class Indexer:
                 docs.append(record)
                 chunks.extend(doc_chunks)
                 for c, ctx in zip(doc_chunks, contexts(record.title, record.path, record.key, doc.text, doc_chunks)):
-                    c.hash = chunk_hash(record.title, ctx.embed_text(c.text))
+                    text = ctx.embed_text(c.text)
+                    c.hash = chunk_hash(record.title, text)
                     metas.append(chroma_metadata(record, c))
-                    embed_inputs.append(ctx.embed_text(c.text))
+                    embed_inputs.append(text)
                     ctxs.append(ctx)
                     owners.append(i)
         paths = [item.rec.path for item in batch]
@@ -519,12 +521,14 @@ class Indexer:
         for start in range(0, len(redo), BATCH_CHUNKS):
             part = store.manifest.chunks(redo[start : start + BATCH_CHUNKS])
             docs = {d: store.manifest.doc(d) for d in {c.doc_id for c in part}}
+            texts = []
             for c in part:
                 if c.id not in ctx:
                     ctx.update(stored_contexts(docs[c.doc_id], store.manifest.doc_chunks(c.doc_id)))
-                c.hash = c.hash or chunk_hash(docs[c.doc_id].title, ctx[c.id].embed_text(c.text))
+                texts.append(ctx[c.id].embed_text(c.text))
+                c.hash = chunk_hash(docs[c.doc_id].title, texts[-1])
             try:
-                vectors = self.embedder.embed([ctx[c.id].embed_text(c.text) for c in part])
+                vectors = self.embedder.embed(texts)
             except EmbedderError as exc:
                 raise C1Error(str(exc)) from None
             store.vectors.upsert([c.id for c in part], vectors, [c.text for c in part],
@@ -541,11 +545,6 @@ class Indexer:
         store.lexical.commit()
         # Files caught mid-write are re-indexed from their source.
         store.manifest.invalidate(store.manifest.pending())
-
-
-def _under(path: str, roots: list[str]) -> bool:
-    """Whether ``path`` is one of ``roots`` or inside one of them."""
-    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
 
 def _out_of_sync(store: "Store") -> bool:

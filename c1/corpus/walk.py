@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from c1.corpus.loaders.registry import extensions, needs_extra
@@ -77,6 +78,11 @@ def scan(paths: list[str], *, max_bytes: int) -> Walked:
     return walker.found
 
 
+def under(path: str, roots: Iterable[str]) -> bool:
+    """Whether ``path`` is one of ``roots`` or inside one of them."""
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
 def scan_changed(roots: list[str], paths: list[str], *, max_bytes: int) -> Walked:
     """What a walk of ``roots`` finds at ``paths``, files and folders inside them that a file watcher
     saw change: a folder is walked whole, a file is taken when the walk would take it. Paths the
@@ -84,7 +90,7 @@ def scan_changed(roots: list[str], paths: list[str], *, max_bytes: int) -> Walke
     types give nothing, not even a count; paths that no longer exist are the caller's business."""
     walker = _Walker(max_bytes)
     for path in dict.fromkeys(os.path.abspath(p) for p in paths):
-        root = next((r for r in roots if path == r or path.startswith(r.rstrip(os.sep) + os.sep)), None)
+        root = next((r for r in roots if under(path, [r])), None)
         if root is None or not os.path.exists(path):
             continue
         if path == root:

@@ -23,10 +23,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import ContextManager
 
+from c1.config import DEBOUNCE
+from c1.corpus.walk import under
 from c1.errors import C1Error
 
-DEBOUNCE = 0.5
-"""Seconds a path must stay quiet before it is indexed (``--debounce``)."""
 MAX_HOLD = 60.0
 """A path that keeps changing for this long is indexed as it stands (a log written without pause)."""
 IDLE_WAIT = 0.25
@@ -89,10 +89,6 @@ class Batcher:
         return max(0.0, min(times) - now)
 
 
-def _under(path: str, roots: Iterable[str]) -> bool:
-    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
-
-
 class FileEvents:
     """watchfiles on threads of its own; :meth:`get` gives the paths under ``roots`` that changed since
     the last call.
@@ -104,7 +100,7 @@ class FileEvents:
     def __init__(self, roots: list[str]):
         self.dirs = sorted({r for r in roots if os.path.isdir(r)})
         self.files = sorted({r for r in roots if not os.path.isdir(r)})
-        parents = sorted({os.path.dirname(f) for f in self.files if not _under(f, self.dirs)})
+        parents = sorted({os.path.dirname(f) for f in self.files if not under(f, self.dirs)})
         self.watched = self.dirs + parents
         self._groups = [(group, recursive) for group, recursive in ((self.dirs, True), (parents, False)) if group]
         self._queue: queue.Queue = queue.Queue()
@@ -132,7 +128,7 @@ class FileEvents:
                 stop_event=self._stop, raise_interrupt=False, recursive=recursive, ignore_permission_denied=True,
             ):
                 ready.set()
-                got = {p for _, p in changes if _under(p, self.dirs) or p in self.files}
+                got = {p for _, p in changes if under(p, self.dirs) or p in self.files}
                 if got:
                     self._queue.put(got)
         except BaseException as exc:  # the watch itself failed (a watch limit, a folder gone): said by get()
@@ -261,7 +257,7 @@ class Watch:
     def apply(self, paths: list[str]) -> Batch:
         """Index the changed ``paths`` (files or folders, present or gone) and say what changed."""
         manifest = self.store.manifest
-        targets = [p for p in paths if _under(p, self.roots)]
+        targets = [p for p in paths if under(p, self.roots)]
         before = manifest.files_under(targets)
         with self.progress() as on_progress:
             self.indexer.progress = on_progress
