@@ -12,8 +12,9 @@ from typing import Annotated, Optional
 import typer
 
 from c1 import __version__
-from c1.agent.policies import NAMES as POLICY_NAMES
-from c1.corpus.watch import DEBOUNCE
+from c1.config import CHOICES, DEBOUNCE
+
+POLICY_HELP = " | ".join(CHOICES["policy"])  # c1.config's list, so that `c1 --help` imports no policy (a test checks it is the registry's)
 
 app = typer.Typer(
     name="c1",
@@ -180,7 +181,7 @@ def rm(
 
 
 # The agent's options, shared by search, serve and mcp ---------------------------------------------
-PolicyOpt = Annotated[Optional[str], typer.Option("--policy", help=f"{' | '.join(POLICY_NAMES)} [default: auto].")]
+PolicyOpt = Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} [default: auto].")]
 Parallel = Annotated[Optional[int], typer.Option("--parallel", "-p", min=1, max=32, help="Independent runs fused with RRF [default: 1].")]
 MaxDocs = Annotated[Optional[int], typer.Option("--max-docs", "-k", min=1, help="Documents to return [default: 10].")]
 Budget = Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")]
@@ -364,7 +365,7 @@ def train_collect(
     chroma_url: ChromaUrl = None,
     embed_url: EmbedUrl = None,
     embed_model: EmbedModel = None,
-    policy: Annotated[Optional[str], typer.Option("--policy", help="auto | llm | builtin [default: auto].")] = None,
+    policy: Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} [default: auto].")] = None,
     base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible server of the teacher (repeatable: replicas).")] = None,
     model: Annotated[Optional[str], typer.Option("--model", help="Teacher model name on the server.")] = None,
     api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
@@ -506,7 +507,7 @@ def _eval_command(dataset: str, summary: str):
         split: Annotated[Optional[str], typer.Option("--split", help="beir: the qrels split [default: test].")] = None,
         docs: Annotated[Optional[str], typer.Option("--docs", help="financebench: the folder of PDFs [default: pdfs/ beside PATH].")] = None,
         no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not draw plot.png.")] = False,
-        policy: Annotated[Optional[str], typer.Option("--policy", help="Policy when --systems is not given: auto | llm | builtin [default: auto].")] = None,
+        policy: Annotated[Optional[str], typer.Option("--policy", help=f"Policy when --systems is not given: {POLICY_HELP} [default: auto].")] = None,
         parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", min=1, max=32, help="Parallel runs for policies given without @N [default: 1].")] = None,
         max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", min=1, help="Documents returned per question, by every system [default: 10].")] = None,
         budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from c1.agent.policy import Policy
 from c1.config import Settings
 from c1.errors import C1Error
+
+if TYPE_CHECKING:  # the policies' own modules (and the context they import) load only when chosen
+    from c1.agent.policy import Policy
 
 
 @dataclass
