@@ -277,3 +277,18 @@ def test_serve_api_refuses_a_public_bind_without_token(hotpot_index: HotpotIndex
 
     with pytest.raises(C1Error, match="refusing to serve the search API on 0.0.0.0 without a token"):
         serve_api(Settings(home=hotpot_index.home), host="0.0.0.0", port=0)
+
+
+def test_the_cached_policy_choice_is_the_one_for_the_requests_budget(tmp_path):
+    """The API caches policy choices for a few seconds; a request with another budget gets the policy
+    `c1 search --budget` would run (the built-in policy prunes ruled-out documents under small budgets)."""
+    from dataclasses import replace
+
+    from c1.agent.policies.builtin import PRUNE_BELOW, SMALL_BUDGET
+    from c1.config import Settings
+    from c1.serve.api import SearchService
+
+    settings = Settings(home=tmp_path, policy="builtin")
+    service = SearchService(settings, max_concurrency=1)
+    assert service.choice(settings).factory(0).prune_below == 0.0
+    assert service.choice(replace(settings, budget=SMALL_BUDGET)).factory(0).prune_below == PRUNE_BELOW

@@ -26,6 +26,29 @@ from c1.agent.tools import ToolConfig, Tools
 from c1.config import Settings
 
 
+def search_with(corpus: Corpus, settings: Settings, question: str, choice, on_event: Callable[[ev.Event], None] = lambda e: None,
+                tool_names: dict | None = None, stop: threading.Event | None = None) -> SearchResult:
+    """:func:`run_search` with a chosen policy (``policies.PolicyChoice``), as every front end runs it
+    (``c1 search``, ``--batch``, the resident process, the search API): its stats say which policy ran
+    and why (``policy_note``) and, when a model server the user named could not be used, that too
+    (``policy_warning``). ``tool_names``: the model's names for the tools (default: from the settings)."""
+    if tool_names is None:
+        tool_names = _tool_names(settings)
+    result = run_search(corpus, settings, question, choice.factory, on_event, ToolConfig(names=tool_names), stop=stop)
+    result.stats["policy_note"] = choice.note
+    if choice.warning:
+        result.stats["policy_warning"] = choice.warning
+    return result
+
+
+def _tool_names(settings: Settings) -> dict:
+    if not settings.tool_names:
+        return {}
+    from c1.agent.policies.llm import parse_tool_names
+
+    return parse_tool_names(settings.tool_names)
+
+
 def run_search(
     corpus: Corpus,
     settings: Settings,

@@ -75,9 +75,7 @@ def open_input(source: str):
 def run_batch_command(settings: Settings, source: str, *, jobs: int, quiet: bool) -> int:
     from c1.agent.corpus import Corpus
     from c1.agent.policies import choose_policy
-    from c1.agent.search import run_search
-    from c1.agent.tools import ToolConfig
-    from c1.commands.search import _tool_names
+    from c1.agent.search import search_with
 
     stream = open_input(source)
     corpus = Corpus(settings)
@@ -85,16 +83,16 @@ def run_batch_command(settings: Settings, source: str, *, jobs: int, quiet: bool
         choice = choose_policy(settings)
         if not quiet:
             note(f"c1: {choice.note}")
+        if choice.warning:  # a model server the user named could not be used: said even with --quiet
+            warn(choice.warning)
         for line in corpus.warnings:
             warn(line)
-        names = ToolConfig(names=_tool_names(settings))
 
         def answer(q: Question) -> dict:
             try:
-                result = run_search(corpus, settings, q.query, choice.factory, lambda e: None, names)
+                result = search_with(corpus, settings, q.query, choice)
             except C1Error as exc:
                 return {"id": q.id, "query": q.query, "error": str(exc)}
-            result.stats["policy_note"] = choice.note
             return {"id": q.id, **result.to_json()}
 
         started = time.perf_counter()

@@ -97,8 +97,7 @@ def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=N
     resident process runs the very same function, so both give the same result."""
     from c1.agent.corpus import Corpus
     from c1.agent.policies import choose_policy
-    from c1.agent.search import run_search
-    from c1.agent.tools import ToolConfig
+    from c1.agent.search import search_with
 
     own = corpus is None
     if own:
@@ -106,23 +105,10 @@ def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=N
     try:
         choice = choose_policy(settings)
         on_open(choice.note, choice.warning, list(corpus.warnings))
-        result = run_search(corpus, settings, query, choice.factory, on_event or (lambda e: None),
-                            ToolConfig(names=_tool_names(settings)))
+        return search_with(corpus, settings, query, choice, on_event or (lambda e: None))
     finally:
         if own:
             corpus.close()
-    result.stats["policy_note"] = choice.note
-    if choice.warning:
-        result.stats["policy_warning"] = choice.warning
-    return result
-
-
-def _tool_names(settings: Settings) -> dict:
-    if not settings.tool_names:
-        return {}
-    from c1.agent.policies.llm import parse_tool_names
-
-    return parse_tool_names(settings.tool_names)
 
 
 def check_writable(path: Path, flag: str) -> None:

@@ -188,7 +188,7 @@ class SearchService:
         """``choose_policy`` cached for a few seconds (``auto`` probes the model server)."""
         from c1.agent.policies import choose_policy
 
-        key = (settings.policy, settings.base_urls, settings.model, settings.max_docs, settings.soft_threshold)
+        key = (settings.policy, settings.base_urls, settings.model, settings.max_docs, settings.soft_threshold, settings.budget)
         now = time.monotonic()
         with self._choices_lock:
             hit = self._choices.get(key)
@@ -279,15 +279,11 @@ class SearchJob:
             self.on_event(event)
 
     def _run(self) -> None:
-        from c1.agent.search import run_search
-        from c1.agent.tools import ToolConfig
+        from c1.agent.search import search_with
 
         try:
-            result = run_search(self.corpus, self.settings, self.query, self.choice.factory, self._event,
-                                ToolConfig(names=self.tool_names), stop=self.cancelled)
-            result.stats["policy_note"] = self.choice.note
-            if self.choice.warning:
-                result.stats["policy_warning"] = self.choice.warning
+            result = search_with(self.corpus, self.settings, self.query, self.choice, self._event, self.tool_names,
+                                 stop=self.cancelled)
             self.result = result.to_json()
         except Cancelled:
             self.error = "cancelled"
