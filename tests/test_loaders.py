@@ -209,6 +209,8 @@ def test_markdown_marks_are_not_part_of_titles(tmp_path):
     assert load_one(tmp_path / "notes.md", "text").title == "Weekly notes"
     (tmp_path / "todo.txt").write_text("# Things to do #\n- one\n")
     assert load_one(tmp_path / "todo.txt", "text").title == "Things to do"
+    (tmp_path / "book.md").write_text("## Contents\n\n# Learning C#\n\ntext\n")
+    assert load_one(tmp_path / "book.md", "text").title == "Learning C#"  # the first level-1 heading
 
 
 def test_pdf_loading_is_quiet(capfd):
