@@ -230,6 +230,21 @@ def test_pdf_encrypted_with_empty_password_opens():
     assert "Adobe" in doc.text
 
 
+@pytest.mark.parametrize("kind", ["pdf", "html", "text", "eml", "mbox", "jsonl", "rtf", "csv", "docx", "epub"])
+def test_empty_and_unreadable_files_say_so(tmp_path, kind):
+    from c1.corpus.loaders import format_of
+
+    if format_of(kind).missing():
+        pytest.skip(format_of(kind).missing())
+    (tmp_path / "empty").write_bytes(b"")
+    assert skip_reason(tmp_path / "empty", kind) == "empty file"
+    (tmp_path / "folder").mkdir()
+    assert skip_reason(tmp_path / "folder", kind) == "cannot read file (Is a directory)"
+    (tmp_path / "blank").write_bytes(b" \n\t\n")
+    blank = skip_reason(tmp_path / "blank", kind)
+    assert (blank == "empty file") == (kind in ("eml", "jsonl", "rtf")), blank  # whitespace only
+
+
 def test_pdf_hand_made_failures(tmp_path):
     (tmp_path / "notes.pdf").write_text("just some text, not a PDF\n" * 10)
     assert "not a PDF" in skip_reason(tmp_path / "notes.pdf", "pdf")

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from c1.corpus.documents import Skip
+from c1.corpus.loaders.common import cannot_read
 
 T = TypeVar("T")
 
@@ -45,7 +46,7 @@ def check_package(path: str, what: str, member: str,
             if head.startswith(_OLE2):
                 ole_encrypted = _ENCRYPTED in f.read()
     except OSError as exc:
-        raise Skip(f"cannot read file ({exc.strerror or exc})") from None
+        raise cannot_read(exc) from None
     if not head:
         raise Skip("empty file")
     if head.startswith(_OLE2):

@@ -83,6 +83,11 @@ def strip_heading_marks(title: str) -> str:
     return match.group(1) if match else title
 
 
+def lines_of(text: str, size: float | None = None) -> list[Line]:
+    """The non-blank lines of a page's text, each with ``size`` (None: not known)."""
+    return [(line, size) for line in text.split("\n") if line.strip()]
+
+
 def running_heads(pages: list[str]) -> set[str]:
     """Lines repeated at the top or bottom of at least a third of the pages (three at least):
     "Table of Contents" links, a company's name in every header, "Confidential"..."""
