@@ -20,7 +20,8 @@ from c1.corpus.loaders.common import SNIFF, cannot_read, clean, normalize_newlin
 from c1.corpus.loaders.html import html_to_text
 from c1.corpus.loaders.registry import Format, Loaded, register
 
-_MAIL_HEADERS = {"message-id", "from", "to", "date", "subject", "received", "return-path"}
+MAIL_HEADERS = {"message-id", "from", "to", "date", "subject", "received", "return-path"}
+"""Header names (lower case) of which an email message has at least one."""
 _HEADER_BLOCK = (("From", "from"), ("To", "to"), ("Cc", "cc"), ("Date", "date"),
                  ("Subject", "subject"))
 
@@ -80,7 +81,7 @@ def mail_document(data: bytes, *, key: str, path: str) -> Document:
     if b"\x00" in data[:SNIFF]:
         raise Skip("not an email message")
     msg = email.message_from_bytes(data, policy=email.policy.default)
-    if not {name.lower() for name in msg.keys()} & _MAIL_HEADERS:
+    if not {name.lower() for name in msg.keys()} & MAIL_HEADERS:
         raise Skip("not an email message")
     meta: dict[str, str | int] = {
         "from": _with_x_name(_addresses(msg, "From"), _header(msg, "X-From")),
