@@ -80,6 +80,11 @@ def test_markdown_headings_count_even_when_repeated():
     assert [h for _, h in headings(text)] == ["Setup", "Usage", "Usage", "Usage"]
 
 
+def test_markdown_heading_keeps_a_hash_that_ends_a_word():
+    text = "# Learning C#\nIntro.\n\n## Usage ##\nRun it.\n\n#hashtag\n"
+    assert [h for _, h in headings(text)] == ["Learning C#", "Usage"]
+
+
 def test_each_chunk_gets_the_last_heading_before_it():
     start_investing = FILING_PAGE.index("Capital spending")
     start_item8 = FILING_PAGE.index("We sell")

@@ -250,6 +250,34 @@ def test_password_protected_docx_is_skipped(tmp_path):
     assert skip_reason(tmp_path / "locked.docx", "docx") == "encrypted Word document (password-protected)"
 
 
+def rezip(source: Path, target: Path, changes: dict[str, bytes]) -> Path:
+    """A copy of the zip ``source`` with some members replaced or added."""
+    import zipfile
+
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
+        for info in old.infolist():
+            if info.filename not in changes:
+                new.writestr(info, old.read(info))
+        for name, data in changes.items():
+            new.writestr(name, data)
+    return target
+
+
+def test_encrypted_odt_and_epub_and_damaged_parts_are_skipped(tmp_path):
+    odt = make_odt(tmp_path / "plain.odt")
+    manifest = b'<manifest:manifest><manifest:encryption-data manifest:checksum="x"/></manifest:manifest>'
+    rezip(odt, tmp_path / "locked.odt", {"META-INF/manifest.xml": manifest})
+    assert skip_reason(tmp_path / "locked.odt", "odt") == "encrypted OpenDocument text (password-protected)"
+    book = make_epub(tmp_path / "plain.epub")
+    listed = b'<encryption><EncryptedData><CipherReference URI="%s"/></EncryptedData></encryption>'
+    rezip(book, tmp_path / "drm.epub", {"META-INF/encryption.xml": listed % b"EPUB/ch1.xhtml"})
+    assert skip_reason(tmp_path / "drm.epub", "epub") == "encrypted EPUB book (DRM)"
+    rezip(book, tmp_path / "fonts.epub", {"META-INF/encryption.xml": listed % b"EPUB/font.otf"})
+    assert one(tmp_path / "fonts.epub", "epub")[0].title == "The Lighthouse Keeper"  # obfuscated fonts: harmless
+    rezip(make_docx(tmp_path / "good.docx"), tmp_path / "broken.docx", {"word/document.xml": b"<w:document"})
+    assert skip_reason(tmp_path / "broken.docx", "docx").startswith("damaged Word document (")
+
+
 def test_missing_office_extra_is_a_one_line_skip_reason(tmp_path):
     """Without python-docx (here: a stand-in that fails to import, as without lxml), .docx files
     are skipped with the extra to install; other files are indexed as usual."""

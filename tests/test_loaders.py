@@ -209,6 +209,8 @@ def test_markdown_marks_are_not_part_of_titles(tmp_path):
     assert load_one(tmp_path / "notes.md", "text").title == "Weekly notes"
     (tmp_path / "todo.txt").write_text("# Things to do #\n- one\n")
     assert load_one(tmp_path / "todo.txt", "text").title == "Things to do"
+    (tmp_path / "book.md").write_text("## Contents\n\n# Learning C#\n\ntext\n")
+    assert load_one(tmp_path / "book.md", "text").title == "Learning C#"  # the first level-1 heading
 
 
 def test_pdf_loading_is_quiet(capfd):
@@ -226,6 +228,21 @@ def test_pdf_encrypted_with_empty_password_opens():
     doc = load_one(data_dir("sec", "ADOBE_2022_10K.pdf"), "pdf")
     assert len(doc.pages) == 99
     assert "Adobe" in doc.text
+
+
+@pytest.mark.parametrize("kind", ["pdf", "html", "text", "eml", "mbox", "jsonl", "rtf", "csv", "docx", "epub"])
+def test_empty_and_unreadable_files_say_so(tmp_path, kind):
+    from c1.corpus.loaders import format_of
+
+    if format_of(kind).missing():
+        pytest.skip(format_of(kind).missing())
+    (tmp_path / "empty").write_bytes(b"")
+    assert skip_reason(tmp_path / "empty", kind) == "empty file"
+    (tmp_path / "folder").mkdir()
+    assert skip_reason(tmp_path / "folder", kind) == "cannot read file (Is a directory)"
+    (tmp_path / "blank").write_bytes(b" \n\t\n")
+    blank = skip_reason(tmp_path / "blank", kind)
+    assert (blank == "empty file") == (kind in ("eml", "jsonl", "rtf")), blank  # whitespace only
 
 
 def test_pdf_hand_made_failures(tmp_path):

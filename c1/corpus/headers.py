@@ -28,7 +28,9 @@ from c1.corpus.names import file_name_words
 HEADER_VERSION = 2
 """Bumped whenever what is indexed for a chunk changes (collections built before embed without it)."""
 
-_MD_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+MD_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+"""A Markdown ATX heading line; group 1 is its text without the marks (``## Intro ##`` → "Intro";
+a ``#`` that ends a word stays: ``# Learning C#`` → "Learning C#"). Titles use it too."""
 _NUMBER = re.compile(r"\d[\d,.%$]*")
 _WORD = re.compile(r"[^\W\d_][\w'’&.-]*")
 _SMALL = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to", "with",
@@ -132,8 +134,8 @@ def headings(text: str) -> list[tuple[int, str]]:
     pos = 0
     for raw in text.splitlines(keepends=True):
         line = raw.strip()
-        md = _MD_HEADING.match(line)
-        if md:
+        md = MD_HEADING.match(line)
+        if md and md.group(1).strip():
             lines.append((pos, md.group(1).strip(), True))
         elif line and is_heading(line):
             lines.append((pos, _SPACE.sub(" ", line), False))

@@ -14,17 +14,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from c1.corpus.documents import Document, Skip
-from c1.corpus.loaders.common import TITLE_MAX, clip, one_line
+from c1.corpus.loaders.common import one_line
 from c1.corpus.loaders.html import html_to_text
-from c1.corpus.loaders.mail import mail_document
 from c1.corpus.loaders.registry import Format, Loaded, OnPage, extensions, format_of, formats
-from c1.corpus.loaders.text import decode_text
 
 if TYPE_CHECKING:
     from c1.corpus.walk import Source
 
-__all__ = ["TITLE_MAX", "Document", "Format", "Loaded", "Skip", "clip", "decode_text", "extensions",
-           "format_of", "formats", "html_to_text", "load", "load_with_warnings", "mail_document", "OnPage"]
+__all__ = ["Document", "Format", "Loaded", "OnPage", "Skip", "extensions", "format_of", "formats",
+           "html_to_text", "load", "load_with_warnings"]
 
 
 def load(source: Source) -> list[Document]:

@@ -20,12 +20,21 @@ BOMS = (
 )
 
 
-def read_bytes(path: str) -> bytes:
+def read_bytes(path: str, *, nonempty: bool = False) -> bytes:
+    """The file's bytes; raises Skip when it cannot be read (or, with ``nonempty``, is empty)."""
     try:
         with open(path, "rb") as f:
-            return f.read()
+            data = f.read()
     except OSError as exc:
-        raise Skip(f"cannot read file ({exc.strerror or exc})") from None
+        raise cannot_read(exc) from None
+    if nonempty and not data:
+        raise Skip("empty file")
+    return data
+
+
+def cannot_read(exc: OSError) -> Skip:
+    """The skip for a file the system would not let us read."""
+    return Skip(f"cannot read file ({exc.strerror or exc})")
 
 
 def one_line(value: object, limit: int = 160) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders.common import clean, table_text
-from c1.corpus.loaders.package import check_package
+from c1.corpus.loaders.package import open_package
 from c1.corpus.loaders.registry import Format, Loaded, register
 from c1.corpus.loaders.titles import document_title
 
@@ -17,11 +17,7 @@ _HEADING_SIZES = {"title": 4.0, "heading 1": 3.0, "heading 2": 2.5}
 def load_docx(path: str) -> Loaded:
     import docx
 
-    check_package(path, _WHAT, "word/document.xml")
-    try:
-        document = docx.Document(path)
-    except Exception as exc:  # a zip without word/document.xml, broken XML
-        raise Skip(f"damaged {_WHAT} ({type(exc).__name__})") from None
+    document = open_package(path, _WHAT, "word/document.xml", docx.Document)
     blocks: list[str] = []
     lines: list[tuple[str, float | None]] = []
     for block in document.iter_inner_content():

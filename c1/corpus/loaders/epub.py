@@ -10,7 +10,7 @@ import zipfile
 from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders.common import clean, join_pages
 from c1.corpus.loaders.html import html_to_text
-from c1.corpus.loaders.package import check_package
+from c1.corpus.loaders.package import open_package
 from c1.corpus.loaders.registry import Format, Loaded, register
 from c1.corpus.loaders.titles import document_title
 
@@ -21,15 +21,12 @@ _ENCRYPTED_TEXT = re.compile(rb"""URI=["'][^"']+\.x?html?["']""", re.I)
 def load_epub(path: str) -> Loaded:
     from ebooklib import ITEM_DOCUMENT, epub
 
-    check_package(path, _WHAT, "META-INF/container.xml")
-    if _drm(path):
-        raise Skip(f"encrypted {_WHAT} (DRM)")
-    try:
+    def read(file: str):
         with warnings.catch_warnings():  # ebooklib warns about its own future defaults
             warnings.simplefilter("ignore")
-            book = epub.read_epub(path, options={"ignore_ncx": True})
-    except Exception as exc:
-        raise Skip(f"damaged {_WHAT} ({type(exc).__name__})") from None
+            return epub.read_epub(file, options={"ignore_ncx": True})
+
+    book = open_package(path, _WHAT, "META-INF/container.xml", read, _drm)
     chapters, headings = [], []
     for idref, _linear in book.spine:
         item = book.get_item_with_id(idref)
@@ -53,13 +50,12 @@ def _dc(book, name: str) -> str:
     return clean(str(values[0][0])).strip() if values and values[0][0] else ""
 
 
-def _drm(path: str) -> bool:
+def _drm(package: zipfile.ZipFile) -> str:
     """Chapters listed in META-INF/encryption.xml (fonts obfuscated there are harmless)."""
     try:
-        with zipfile.ZipFile(path) as package:
-            return bool(_ENCRYPTED_TEXT.search(package.read("META-INF/encryption.xml")))
+        return "DRM" if _ENCRYPTED_TEXT.search(package.read("META-INF/encryption.xml")) else ""
     except (KeyError, zipfile.BadZipFile, OSError):
-        return False
+        return ""
 
 
 register(Format("epub", (".epub",), load_epub, extra="office", modules=("ebooklib",)))

@@ -118,9 +118,7 @@ def _decode_html(data: bytes) -> str:
 
 
 def load_html(path: str) -> Loaded:
-    data = read_bytes(path)
-    if not data:
-        raise Skip("empty file")
+    data = read_bytes(path, nonempty=True)
     text, title = html_to_text(_decode_html(data))
     if not text:
         raise Skip("no visible text in HTML")

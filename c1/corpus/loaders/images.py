@@ -9,7 +9,7 @@ from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders import ocr
 from c1.corpus.loaders.common import join_pages
 from c1.corpus.loaders.registry import Format, Loaded, register
-from c1.corpus.loaders.titles import document_title
+from c1.corpus.loaders.titles import document_title, lines_of
 
 MAX_PIXELS = 200_000_000
 """Pixels in one image (a 14,000 × 14,000 scan); larger ones are refused before decoding."""
@@ -37,7 +37,7 @@ def load_image(path: str) -> Loaded:
     text, pages = join_pages(texts)
     if len(texts) == 1:
         pages = None
-    title = document_title("", [(line, None) for line in text.split("\n") if line.strip()][:1], [], path)
+    title = document_title("", lines_of(text)[:1], [], path)
     return [Document(key=path, path=path, title=title, text=text, pages=pages, meta={"ocr_pages": len(texts)})], []
 
 

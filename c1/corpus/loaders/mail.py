@@ -16,11 +16,12 @@ import re
 from email.message import EmailMessage, Message
 
 from c1.corpus.documents import Document, Skip
-from c1.corpus.loaders.common import SNIFF, clean, normalize_newlines, read_bytes
+from c1.corpus.loaders.common import SNIFF, cannot_read, clean, normalize_newlines, read_bytes
 from c1.corpus.loaders.html import html_to_text
 from c1.corpus.loaders.registry import Format, Loaded, register
 
-_MAIL_HEADERS = {"message-id", "from", "to", "date", "subject", "received", "return-path"}
+MAIL_HEADERS = {"message-id", "from", "to", "date", "subject", "received", "return-path"}
+"""Header names (lower case) of which an email message has at least one."""
 _HEADER_BLOCK = (("From", "from"), ("To", "to"), ("Cc", "cc"), ("Date", "date"),
                  ("Subject", "subject"))
 
@@ -40,7 +41,7 @@ def load_mbox(path: str) -> Loaded:
             raise Skip("empty file")
         box = mailbox.mbox(path, create=False)  # opens read-only when it may not write
     except OSError as exc:
-        raise Skip(f"cannot read file ({exc.strerror or exc})") from None
+        raise cannot_read(exc) from None
     try:
         keys = box.keys()
         if not keys:
@@ -55,7 +56,7 @@ def load_mbox(path: str) -> Loaded:
             doc.key = _unique_key(path, doc.meta["message_id"] or str(index), index, used)
             docs.append(doc)
     except OSError as exc:
-        raise Skip(f"cannot read file ({exc.strerror or exc})") from None
+        raise cannot_read(exc) from None
     finally:
         box.close()
     if not docs:
@@ -80,7 +81,7 @@ def mail_document(data: bytes, *, key: str, path: str) -> Document:
     if b"\x00" in data[:SNIFF]:
         raise Skip("not an email message")
     msg = email.message_from_bytes(data, policy=email.policy.default)
-    if not {name.lower() for name in msg.keys()} & _MAIL_HEADERS:
+    if not {name.lower() for name in msg.keys()} & MAIL_HEADERS:
         raise Skip("not an email message")
     meta: dict[str, str | int] = {
         "from": _with_x_name(_addresses(msg, "From"), _header(msg, "X-From")),
@@ -98,6 +99,11 @@ def mail_document(data: bytes, *, key: str, path: str) -> Document:
     return Document(key=key, path=path, title=title, text=text, meta=meta)
 
 
+def _flat(value: object) -> str:
+    """A header's text on one line (unfolded, spaces collapsed), cleaned."""
+    return clean(" ".join(str(value).split()))
+
+
 def _with_x_name(address: str, x_name: str) -> str:
     """Exchange exports (the Enron set) keep the sender's name only in ``X-From``: use it as the
     display name of a bare ``From`` address so that a search by person name finds the message."""
@@ -113,7 +119,7 @@ def _header(msg: Message, name: str) -> str:
         value = msg[name]
         if value is None:
             return ""
-        text = clean(" ".join(str(value).split()))
+        text = _flat(value)
         if "\ufffd" in text:  # raw 8-bit bytes, which the parser replaces: decode them here
             text = _raw_header(msg, name) or text
         return text
@@ -125,7 +131,7 @@ def _raw_header(msg: Message, name: str) -> str:
     """The header as found in the message, 8-bit bytes and RFC 2047 words decoded leniently."""
     for key, value in msg.raw_items():
         if key.lower() == name.lower():
-            text = clean(" ".join(str(value).split()))
+            text = _flat(value)
             if "=?" in text:
                 with contextlib.suppress(Exception):
                     text = str(email.header.make_header(email.header.decode_header(text)))
@@ -141,7 +147,7 @@ def _addresses(msg: Message, name: str) -> str:
             return ""
         addresses = getattr(header, "addresses", ())
         if not addresses:
-            return clean(" ".join(str(header).split()))
+            return _flat(header)
         return clean(", ".join(_format_address(a) for a in addresses))
     except Exception:
         return _raw_header(msg, name)
@@ -159,7 +165,7 @@ def _date(msg: Message) -> str:
         if header is None:
             return ""
         parsed = getattr(header, "datetime", None)
-        return parsed.isoformat() if parsed else clean(" ".join(str(header).split()))
+        return parsed.isoformat() if parsed else _flat(header)
     except Exception:
         return _raw_header(msg, "Date")
 
@@ -190,7 +196,7 @@ def _mail_body(msg: EmailMessage) -> tuple[str, list[str]]:
 
 def _attachment_name(part: Message) -> str:
     try:
-        return clean(" ".join((part.get_filename() or "").split()))
+        return _flat(part.get_filename() or "")
     except Exception:
         return ""
 

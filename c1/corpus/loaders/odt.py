@@ -7,7 +7,7 @@ import zipfile
 
 from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders.common import clean, table_text
-from c1.corpus.loaders.package import check_package
+from c1.corpus.loaders.package import open_package
 from c1.corpus.loaders.registry import Format, Loaded, register
 from c1.corpus.loaders.titles import document_title
 
@@ -17,13 +17,7 @@ _WHAT = "OpenDocument text"
 def load_odt(path: str) -> Loaded:
     from odf import opendocument
 
-    check_package(path, _WHAT, "content.xml")
-    if _encrypted(path):
-        raise Skip(f"encrypted {_WHAT} (password-protected)")
-    try:
-        document = opendocument.load(path)
-    except Exception as exc:
-        raise Skip(f"damaged {_WHAT} ({type(exc).__name__})") from None
+    document = open_package(path, _WHAT, "content.xml", opendocument.load, _encrypted)
     blocks: list[tuple[str, float]] = []
     _collect(document.text, blocks)
     text = "\n\n".join(block for block, _ in blocks)
@@ -80,13 +74,12 @@ def _metadata(document) -> dict[str, str]:
     return found
 
 
-def _encrypted(path: str) -> bool:
+def _encrypted(package: zipfile.ZipFile) -> str:
     """ODF encryption leaves the zip readable and says so in the manifest."""
     try:
-        with zipfile.ZipFile(path) as package:
-            return b"encryption-data" in package.read("META-INF/manifest.xml")
+        return "password-protected" if b"encryption-data" in package.read("META-INF/manifest.xml") else ""
     except (KeyError, zipfile.BadZipFile, OSError):
-        return False
+        return ""
 
 
 register(Format("odt", (".odt",), load_odt))

@@ -18,13 +18,11 @@ from c1.corpus.loaders import ocr
 from c1.corpus.loaders.common import join_pages, read_bytes
 from c1.corpus.loaders.pdf_pdfium import PageText
 from c1.corpus.loaders.registry import Format, Loaded, OnPage, register
-from c1.corpus.loaders.titles import document_title
+from c1.corpus.loaders.titles import document_title, lines_of
 
 
 def load_pdf(path: str, on_page: OnPage | None = None) -> Loaded:
-    data = read_bytes(path)
-    if not data:
-        raise Skip("empty file")
+    data = read_bytes(path, nonempty=True)
     texts, warnings, first_page, read_by_ocr = [], [], [], 0
     with open_pdf(data) as pdf:
         if pdf.page_count == 0:
@@ -36,7 +34,7 @@ def load_pdf(path: str, on_page: OnPage | None = None) -> Loaded:
             if page.warning:
                 warnings.append(page.warning)
             if page.number == 1:
-                first_page = page.lines or [(line, None) for line in page.text.split("\n") if line.strip()]
+                first_page = page.lines or lines_of(page.text)
             if on_page is not None:
                 on_page(page.number, pdf.page_count)
     text, pages = join_pages(texts)

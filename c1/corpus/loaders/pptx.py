@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders.common import clean, join_pages, table_text
-from c1.corpus.loaders.package import check_package
+from c1.corpus.loaders.package import open_package
 from c1.corpus.loaders.registry import Format, Loaded, register
-from c1.corpus.loaders.titles import document_title
+from c1.corpus.loaders.titles import document_title, lines_of
 
 _WHAT = "PowerPoint presentation"
 
@@ -16,11 +16,7 @@ _WHAT = "PowerPoint presentation"
 def load_pptx(path: str) -> Loaded:
     import pptx
 
-    check_package(path, _WHAT, "ppt/presentation.xml")
-    try:
-        presentation = pptx.Presentation(path)
-    except Exception as exc:
-        raise Skip(f"damaged {_WHAT} ({type(exc).__name__})") from None
+    presentation = open_package(path, _WHAT, "ppt/presentation.xml", pptx.Presentation)
     slides = [_slide_text(slide) for slide in presentation.slides]
     if not any(s.strip() for s in slides):
         raise Skip(f"no text in {_WHAT}" if slides else f"{_WHAT} has no slides")
@@ -28,7 +24,7 @@ def load_pptx(path: str) -> Loaded:
     first = presentation.slides[0]
     heading = first.shapes.title.text if first.shapes.title is not None and first.shapes.title.has_text_frame else ""
     lines = [(clean(heading), 2.0)] if heading.strip() else []
-    lines += [(line, 1.0) for line in slides[0].split("\n") if line.strip()]
+    lines += lines_of(slides[0], 1.0)
     props = presentation.core_properties
     title = document_title(clean(props.title or ""), lines, slides, path)
     meta = {"author": clean(props.author or "")} if props.author else {}

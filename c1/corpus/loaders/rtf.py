@@ -9,7 +9,7 @@ import re
 from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders.common import clean, normalize_newlines, read_bytes
 from c1.corpus.loaders.registry import Format, Loaded, register
-from c1.corpus.loaders.titles import document_title
+from c1.corpus.loaders.titles import document_title, lines_of
 
 _CODE_PAGE = re.compile(rb"\\ansicpg(\d+)")
 _INFO = {"title": re.compile(r"\{\\title\s+([^{}]*)\}"), "author": re.compile(r"\{\\author\s+([^{}]*)\}")}
@@ -30,7 +30,7 @@ def load_rtf(path: str) -> Loaded:
         raise Skip("no text in RTF file")
     info = {key: clean(rtf_to_text("{\\rtf1 " + m.group(1) + "}", encoding=encoding, errors="replace")).strip()
             for key, pattern in _INFO.items() if (m := pattern.search(raw))}
-    lines = [(line, None) for line in text.split("\n") if line.strip()][:40]
+    lines = lines_of(text)[:40]
     title = document_title(info.get("title", ""), lines, [], path)
     meta = {"author": info["author"]} if info.get("author") else {}
     return [Document(key=path, path=path, title=title, text=text, meta=meta)], []

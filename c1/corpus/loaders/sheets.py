@@ -14,7 +14,7 @@ import io
 
 from c1.corpus.documents import Document, Skip
 from c1.corpus.loaders.common import clean, join_pages, read_bytes, table_text
-from c1.corpus.loaders.package import check_package
+from c1.corpus.loaders.package import open_package
 from c1.corpus.loaders.registry import Format, Loaded, register
 from c1.corpus.loaders.text import decode_text
 from c1.corpus.loaders.titles import document_title
@@ -27,11 +27,8 @@ _WHAT = "Excel workbook"
 def load_xlsx(path: str) -> Loaded:
     import openpyxl
 
-    check_package(path, _WHAT, "xl/workbook.xml")
-    try:
-        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except Exception as exc:
-        raise Skip(f"damaged {_WHAT} ({type(exc).__name__})") from None
+    book = open_package(path, _WHAT, "xl/workbook.xml",
+                        lambda p: openpyxl.load_workbook(p, read_only=True, data_only=True))
     try:
         sheets, warnings, budget = [], [], MAX_CELLS
         for sheet in book.worksheets:

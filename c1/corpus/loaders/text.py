@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 from c1.corpus.documents import Document, Skip
+from c1.corpus.headers import MD_HEADING
 from c1.corpus.loaders.common import BOMS, SNIFF, clip, file_name, first_line, normalize_newlines, read_bytes
 from c1.corpus.loaders.registry import Format, Loaded, register
 from c1.corpus.loaders.titles import strip_heading_marks
 
 _ASCII = bytes(range(128))
 _ALLOWED_CONTROLS = set("\t\n\r\f\x1a")  # \x1a: the end-of-file mark of old DOS files
-_ATX_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FRONT_MATTER_TITLE = re.compile(r"^title:\s*(.+)$", re.I)
 
 
@@ -86,7 +86,7 @@ def _decode_legacy(data: bytes) -> str | None:
 
 
 def _markdown_title(text: str) -> str | None:
-    """``title:`` of YAML front matter, else the first ``# heading`` outside code fences,
+    """``title:`` of YAML front matter, else the first non-empty ``# heading`` outside code fences,
     else the first line after the front matter."""
     lines = text.split("\n")
     start = 0
@@ -102,8 +102,9 @@ def _markdown_title(text: str) -> str | None:
     for line in lines[start:]:
         if line.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
-        elif not in_fence and (match := _ATX_H1.match(line)):
-            return clip(match.group(1))
+        elif not in_fence and (match := MD_HEADING.match(line)) and line.lstrip(" ")[1] != "#":  # level 1
+            if title := clip(match.group(1)):
+                return title
     return strip_heading_marks(first_line("\n".join(lines[start:]))) or None
 
 

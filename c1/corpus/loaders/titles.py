@@ -21,6 +21,7 @@ import os
 import re
 from collections import Counter
 
+from c1.corpus.headers import MD_HEADING
 from c1.corpus.loaders.common import TITLE_MAX, clip
 from c1.corpus.names import file_name_words
 
@@ -41,7 +42,6 @@ _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d-\d\d-\d\d")  # "…-2022-08-03-15-21":
 _FILE_LIKE = re.compile(r"[^\W_][_.\-]+[^\W_]")  # in one token: "905_Precinct", "issue-987-test"
 _EXTENSION = re.compile(r"\.(pdf|docx?|odt|rtf|txt|tex|dvi|ps|indd|pptx?|xlsx?|html?|exe|tmp)$", re.I)
 _HEX_ID = re.compile(r"^[0-9a-f\-]{16,}$", re.I)
-_HEADING_MARKS = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _URL = re.compile(r"://|^www\.", re.I)
 _ENDS = " \t.:;,-–—_*•·|()[]"
 _RUNNING_HEAD_LINES = 2  # lines at the top and at the bottom of a page that may repeat
@@ -79,8 +79,13 @@ def _says_nothing(text: str) -> bool:
 
 def strip_heading_marks(title: str) -> str:
     """``## Intro ##`` → ``Intro`` (a Markdown heading taken as a title; ``#hashtag`` stays)."""
-    match = _HEADING_MARKS.match(title)
+    match = MD_HEADING.match(title)
     return match.group(1) if match else title
+
+
+def lines_of(text: str, size: float | None = None) -> list[Line]:
+    """The non-blank lines of a page's text, each with ``size`` (None: not known)."""
+    return [(line, size) for line in text.split("\n") if line.strip()]
 
 
 def running_heads(pages: list[str]) -> set[str]:
