@@ -15,7 +15,6 @@ Prints a table and appends one JSON line to ``bench/out/titles.jsonl``. Not a te
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -86,10 +85,9 @@ def main() -> int:
     for name, c in summary.items():
         print(f"{name:12} {c['files']:>5} {c['junk_before']:>21} {c['junk_now']:>5} "
               f"{str(c['name_before']) + '/' + str(c['named']):>30} {str(c['name_now']) + '/' + str(c['named']):>5}")
-    out = REPO / "bench" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "titles.jsonl", "a") as f:
-        f.write(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "sets": summary}) + "\n")
+    from bench.report import OUT, save
+
+    save({"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "sets": summary}, OUT / "titles.jsonl")
     return 0
 
 
