@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.report import c1_env, load, report  # noqa: E402
+from bench.report import C1, c1_env, load, report  # noqa: E402
 from bench.search_quality import OUT, ensure_corpus, questions  # noqa: E402
 from bench.textpool import shared_data  # noqa: E402
 
@@ -99,7 +99,7 @@ def through_api(port: int, qs: list[str], clients: int, k: int) -> tuple[float, 
 
 def through_batch(env: dict, path: Path, jobs: int, k: int) -> tuple[float, list[dict]]:
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "c1", "search", "--batch", str(path), "--jobs", str(jobs),
+    proc = subprocess.run([*C1, "search", "--batch", str(path), "--jobs", str(jobs),
                            "-k", str(k), "-q"], env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
@@ -123,7 +123,7 @@ def main() -> int:
     qfile.write_text("".join(q + "\n" for q in qs))
     env = c1_env(C1_HOME=str(home))
     port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "c1", "serve", "--api-only", "--api-port", str(port),
+    api = subprocess.Popen([*C1, "serve", "--api-only", "--api-port", str(port),
                             "--max-concurrency", str(args.jobs), "--policy", "builtin"], env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     loads = [load()]
