@@ -64,11 +64,14 @@ def main() -> int:
         counts = {"files": 0, "junk_before": 0, "junk_now": 0, "named": 0, "name_before": 0, "name_now": 0}
         for path in files:
             try:
-                doc = load(Source(str(path), "pdf"))[0]
+                docs = load(Source(str(path), "pdf"))
                 with open_pdf(path.read_bytes()) as pdf:
                     metadata = pdf.title()
             except Skip:
                 continue
+            if not docs:  # no text at all, not even by OCR: no document, no title
+                continue
+            doc = docs[0]
             before = old_title(metadata, doc.text)
             counts["files"] += 1
             counts["junk_before"] += is_junk(before)
