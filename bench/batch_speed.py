@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.report import c1_env, report  # noqa: E402
+from bench.report import C1, c1_env, load, report  # noqa: E402
 from bench.search_quality import OUT, ensure_corpus, questions  # noqa: E402
 from bench.textpool import shared_data  # noqa: E402
 
@@ -99,7 +99,7 @@ def through_api(port: int, qs: list[str], clients: int, k: int) -> tuple[float, 
 
 def through_batch(env: dict, path: Path, jobs: int, k: int) -> tuple[float, list[dict]]:
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "c1", "search", "--batch", str(path), "--jobs", str(jobs),
+    proc = subprocess.run([*C1, "search", "--batch", str(path), "--jobs", str(jobs),
                            "-k", str(k), "-q"], env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
@@ -123,10 +123,10 @@ def main() -> int:
     qfile.write_text("".join(q + "\n" for q in qs))
     env = c1_env(C1_HOME=str(home))
     port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "c1", "serve", "--api-only", "--api-port", str(port),
+    api = subprocess.Popen([*C1, "serve", "--api-only", "--api-port", str(port),
                             "--max-concurrency", str(args.jobs), "--policy", "builtin"], env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    load = [round(os.getloadavg()[0], 2)]
+    loads = [load()]
     try:
         wait_up(port, api)
         through_api(port, qs[:4], 1, args.k)  # warm: the model, the collection
@@ -140,7 +140,7 @@ def main() -> int:
                 else:
                     s, batch_rows = through_batch(env, qfile, args.jobs, args.k)
                     batch_s.append(s)
-        load.append(round(os.getloadavg()[0], 2))
+        loads.append(load())
     finally:
         api.terminate()
         api.wait(30)
@@ -152,7 +152,7 @@ def main() -> int:
               "api_seconds": [round(x, 2) for x in api_s], "batch_seconds": [round(x, 2) for x in batch_s],
               "ratio_batch_to_api": round(b / a, 3), "batch_questions_per_second": round(len(qs) / b, 2),
               "same_documents": f"{same}/{len(qs)}", "batch_in_input_order": in_order,
-              "load_average_1m": load, "cpus": os.cpu_count()}
+              "load_average_1m": loads, "cpus": os.cpu_count()}
     rows = [
         ("questions", f"{len(qs)} (HotpotQA, MuSiQue, HotpotQA lower- and upper-cased) on the pooled HotpotQA collection"),
         (f"search API, {args.jobs} clients (median)", f"{a:.1f} s ({len(qs) / a:.1f}/s)"),

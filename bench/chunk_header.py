@@ -23,7 +23,6 @@ longer than that pushes h pieces of the chunk out. Measured on the chunks of a b
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import sys
@@ -33,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-OUT = REPO / "bench" / "out"
+from bench.report import OUT, save  # noqa: E402
 
 
 def title_only(title: str, text: str) -> str:
@@ -163,9 +162,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"({a[part] / b[part] - 1:+.1%})" if b[part] else f"{part}: -")
         tb, ta = sum(b.values()), sum(a.values())
         print(f"{'total':<9} {tb / 1e6:8.1f} MB before  {ta / 1e6:8.1f} MB after  ({ta / tb - 1:+.1%})")
-    OUT.mkdir(parents=True, exist_ok=True)
-    with open(OUT / "chunk_header.jsonl", "a") as f:
-        f.write(json.dumps({**report, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n")
+    save({**report, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}, OUT / "chunk_header.jsonl")
     return 0
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.report import C1, c1_env, report, timed  # noqa: E402
+from bench.report import C1, c1_env, load, report, timed  # noqa: E402
 from bench.search_quality import OUT, ensure_corpus, questions  # noqa: E402
 
 COLD_START = r"""
@@ -114,7 +114,7 @@ def main() -> int:
     env = c1_env(C1_HOME=str(home), C1_DAEMON="1")
     c1 = C1
     qs = [q.question for q in questions()][: args.runs]
-    load_before = os.getloadavg()[0]
+    load_before = load()
     try:
         daemon, cold, rss_daemon_client, rss_cold = [], [], [], []
         same = 0
@@ -154,7 +154,7 @@ def main() -> int:
         "cold_start_parts_s": {k: round(v, 3) for k, v in parts.items()},
         "peak_rss_mb": {"c1_search_via_daemon": max(rss_daemon_client), "c1_search_no_daemon": max(rss_cold),
                         "resident_process": resident_mb},
-        "load_average_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)], "cpus": os.cpu_count(),
+        "load_average_1m": [load_before, load()], "cpus": os.cpu_count(),
     }
     rows = [
         ("c1 search --json, through the resident process",

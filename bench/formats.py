@@ -225,6 +225,7 @@ def main() -> int:
     parser.add_argument("--no-ocr", action="store_true", help="skip the OCR figures")
     args = parser.parse_args()
 
+    from bench.report import OUT, load, save
     from c1.config import Settings
     from c1.corpus.embedders import make_embedder
     from textpool import shared_data_or_exit
@@ -252,11 +253,8 @@ def main() -> int:
               f"character accuracy {ocr['character_accuracy']}; image-only shared PDFs indexed: "
               f"{ocr['image_only_shared_pdfs_indexed']} ({', '.join(Path(n).name for n in ocr['indexed'])})")
     record = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "formats": results, "ocr": ocr,
-              "cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2), "embedder": embedder.name}
-    out = REPO / "bench" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "formats.jsonl", "a") as f:
-        f.write(json.dumps(record) + "\n")
+              "cpus": os.cpu_count(), "load_average_1m": load(), "embedder": embedder.name}
+    save(record, OUT / "formats.jsonl")
     print(json.dumps(record))
     return 0
 

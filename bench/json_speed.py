@@ -29,20 +29,18 @@ from bench.report import report  # noqa: E402
 from bench.search_quality import OUT, ensure_corpus  # noqa: E402
 
 
-def median_time(fn, runs: int = 7) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def seconds(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def side_by_side(a, b, runs: int = 7) -> tuple[float, float]:
+    """Median seconds of ``a`` and of ``b``, run alternately ``runs`` times each."""
     ta, tb = [], []
     for _ in range(runs):
-        ta.append(median_time(a, 1))
-        tb.append(median_time(b, 1))
+        ta.append(seconds(a))
+        tb.append(seconds(b))
     return statistics.median(ta), statistics.median(tb)
 
 

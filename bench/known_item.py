@@ -49,7 +49,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.financebench import COLLECTION, pdf_folders  # noqa: E402
+from bench.financebench import COLLECTION  # noqa: E402
 from bench.financebench import build as build_filings  # noqa: E402
 from bench.textpool import shared_data  # noqa: E402
 
@@ -299,10 +299,11 @@ def main(argv: list[str] | None = None) -> int:
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     from bench.multihop import parse_options
 
-    rows = run(args.home, systems, args.k, kinds, args.per_kind, parse_options(args.option),
-               **({"budget": args.budget} if args.budget else {}))
+    options = parse_options(args.option)
+    rows = run(args.home, systems, args.k, kinds, args.per_kind, options, **({"budget": args.budget} if args.budget else {}))
     labels = list(dict.fromkeys(r["system"] for r in rows))
-    report = {"bench": "known_item", "k": args.k, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "parts": {}}
+    report = {"bench": "known_item", "k": args.k, "budget": args.budget or None, "options": options,
+              "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "parts": {}}
     parts = [("all", lambda r: True), ("tune", lambda r: r["tune"]), ("held-out", lambda r: not r["tune"])]
     parts += [(kind, lambda r, kind=kind: r["kind"] == kind) for kind in kinds]
     print(f"\nknown-item search, mixed folder (Enron mail + 21 filings), k = {args.k}")

@@ -3,7 +3,8 @@
     python bench/lexical_engines.py [N_CHUNKS]      # default 100000
 
 Why the lexical index is tantivy: both are persistent and incremental; the question is speed.
-Queries are the 200 HotpotQA questions, reduced to their words (as c1 does).
+Queries are the 200 HotpotQA questions, reduced to their words (as c1 does). Prints a table and
+appends one JSON line to ``bench/out/lexical_engines.jsonl``.
 """
 
 from __future__ import annotations
@@ -77,6 +78,12 @@ def main() -> None:
     print(f"{'tantivy':<10} {t_build:>8.1f} {tp:>8.2f} {t95:>8.2f}")
     print(f"{'fts5':<10} {f_build:>8.1f} {fp:>8.2f} {f95:>8.2f}")
     print(f"fts5/tantivy p50 ratio: {fp / tp:.0f}x")
+    from bench.report import OUT, save
+
+    save({"bench": "lexical_engines", "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "chunks": n, "queries": len(queries),
+          "tantivy": {"build_s": round(t_build, 2), "p50_ms": round(tp, 3), "p95_ms": round(t95, 3)},
+          "fts5": {"build_s": round(f_build, 2), "p50_ms": round(fp, 3), "p95_ms": round(f95, 3)}},
+         OUT / "lexical_engines.jsonl")
 
 
 if __name__ == "__main__":

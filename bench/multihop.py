@@ -173,11 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     flags = {"budget": args.budget} if args.budget else {}
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     datasets = list(FILES) if args.dataset == "both" else [args.dataset]
-    report = {"bench": "multihop", "k": args.k, "budget": args.budget or None, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-              "datasets": {}}
+    options = parse_options(args.option)
+    report = {"bench": "multihop", "k": args.k, "budget": args.budget or None, "options": options,
+              "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "datasets": {}}
     all_rows = []
     for dataset in datasets:
-        options = parse_options(args.option)
         rows = run(dataset, args.home, systems, args.k, args.limit or None, options, **flags)
         all_rows += [{"dataset": dataset, **r} for r in rows]
         labels = list(dict.fromkeys(r["system"] for r in rows))

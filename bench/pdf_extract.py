@@ -175,12 +175,9 @@ def main() -> int:
                     low.append(f"  {score:.3f} {Path(p).relative_to(data)} ({sum(a.values())} vs {sum(b.values())} words)")
             print(f"{engine}: {len(low)} files below {args.show}")
             print("\n".join(sorted(low)))
-    out = REPO / "bench" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    record = {"set": args.set, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-              "engines": summary}
-    with open(out / "pdf_extract.jsonl", "a") as f:
-        f.write(json.dumps(record) + "\n")
+    from bench.report import OUT, save
+
+    save({"set": args.set, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "engines": summary}, OUT / "pdf_extract.jsonl")
     return 0
 
 

@@ -218,13 +218,11 @@ def main() -> int:
             print(f"--- {name} p{page}: missed by c1")
             for label, value in result["c1"][2]:
                 print(f"    {label!r} {value!r}")
-    out = REPO / "bench" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "pdf_tables.jsonl", "a") as f:
-        f.write(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "share_kept": shares,
-                            "rows": {e: totals[e] for e in ENGINES},
-                            "cpu_seconds": {e: round(s, 2) for e, s in seconds.items()},
-                            "rows_whole_split_whole_filings": splits}) + "\n")
+    from bench.report import OUT, save
+
+    save({"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "share_kept": shares, "rows": {e: totals[e] for e in ENGINES},
+          "cpu_seconds": {e: round(s, 2) for e, s in seconds.items()}, "rows_whole_split_whole_filings": splits},
+         OUT / "pdf_tables.jsonl")
     return 0
 
 

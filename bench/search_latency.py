@@ -211,9 +211,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['tool_calls_mean']} tool calls; full recall {r['full_recall']:.3f}, F1 {r['f1']:.3f}, "
                   f"answer found {r['answer_found']:.3f} ({r['questions']} HotpotQA questions, pooled corpus, k={args.k})")
     print("  (wall times on this machine — 2 cores, shared with other work while measured)")
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.json_out, "a") as f:
-        f.write(json.dumps(report) + "\n")
+    from bench.report import save
+
+    save(report, args.json_out)
     print(json.dumps(report))
     return 0
 

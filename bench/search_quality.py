@@ -261,14 +261,10 @@ def main(argv: list[str] | None = None) -> int:
           "count as found when every gold document is returned. The built-in policy was tuned on questions 1-100 "
           "(the same shared data; there is no other dev split): 101-200 are the held-out half. Latency is wall time "
           "per question on this machine, shared with other work.")
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.json_out, "a") as f:
-        f.write(json.dumps({**report, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n")
-    if args.rows:
-        with open(args.rows, "w") as f:
-            for name, rows in all_rows.items():
-                for r in rows:
-                    f.write(json.dumps({"system": name, **r}, ensure_ascii=False) + "\n")
+    from bench.report import save
+
+    save({**report, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}, args.json_out,
+         [{"system": name, **r} for name, rows in all_rows.items() for r in rows], args.rows)
     print(json.dumps(report))
     return 0
 
@@ -313,8 +309,9 @@ def rerank_study(args, qs: list[Question]) -> int:
         results[name]["weights"] = [c, v, f]
     print(table(results, f"re-ranking blends, single-shot hybrid, k = {args.k}, {len(qs)} questions "
                          "(ms: one hybrid call, query already embedded)"))
-    with open(args.json_out, "a") as fh:
-        fh.write(json.dumps({"bench": "rerank_study", "k": args.k, "questions": len(qs), "variants": results}) + "\n")
+    from bench.report import save
+
+    save({"bench": "rerank_study", "k": args.k, "questions": len(qs), "variants": results}, args.json_out)
     pool.corpus.close()
     return 0
 

@@ -15,7 +15,6 @@ Prints a table and appends one JSON line to ``bench/out/titles.jsonl``. Not a te
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -65,11 +64,14 @@ def main() -> int:
         counts = {"files": 0, "junk_before": 0, "junk_now": 0, "named": 0, "name_before": 0, "name_now": 0}
         for path in files:
             try:
-                doc = load(Source(str(path), "pdf"))[0]
+                docs = load(Source(str(path), "pdf"))
                 with open_pdf(path.read_bytes()) as pdf:
                     metadata = pdf.title()
             except Skip:
                 continue
+            if not docs:  # no text at all, not even by OCR: no document, no title
+                continue
+            doc = docs[0]
             before = old_title(metadata, doc.text)
             counts["files"] += 1
             counts["junk_before"] += is_junk(before)
@@ -86,10 +88,9 @@ def main() -> int:
     for name, c in summary.items():
         print(f"{name:12} {c['files']:>5} {c['junk_before']:>21} {c['junk_now']:>5} "
               f"{str(c['name_before']) + '/' + str(c['named']):>30} {str(c['name_now']) + '/' + str(c['named']):>5}")
-    out = REPO / "bench" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "titles.jsonl", "a") as f:
-        f.write(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "sets": summary}) + "\n")
+    from bench.report import OUT, save
+
+    save({"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "sets": summary}, OUT / "titles.jsonl")
     return 0
 
 

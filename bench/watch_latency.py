@@ -40,6 +40,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
+from report import C1, OUT, c1_env, load, save  # noqa: E402
 from textpool import hotpot_records, shared_data_or_exit  # noqa: E402
 
 
@@ -107,9 +108,8 @@ def main() -> None:
     base, fresh = pool[: args.base], pool[args.base : args.base + 2 * args.trials]
 
     tmp = Path(tempfile.mkdtemp(prefix="c1-watch-bench-"))
-    env = {**os.environ, "C1_HOME": str(tmp / "home"), "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    env = {k: v for k, v in env.items() if not k.startswith("C1_") or k in ("C1_HOME", "C1_SHARED_DATA")}
-    c1 = [sys.executable, "-m", "c1"]
+    env = c1_env(C1_HOME=str(tmp / "home"))
+    c1 = C1
     folders = {"watched": tmp / "watched", "manual": tmp / "manual"}
     for folder in folders.values():
         folder.mkdir()
@@ -196,7 +196,7 @@ def main() -> None:
                   "search": stats("watched", "search")},
         "manual": {"latency": stats("manual", "latency"), "write_to_indexed": stats("manual", "indexed"),
                    "search": stats("manual", "search")},
-        "watcher_exit": watch_rc, "cpus": os.cpu_count(), "load": round(os.getloadavg()[0], 1),
+        "watcher_exit": watch_rc, "cpus": os.cpu_count(), "load": load(),
     }
     result["ratio_median"] = round(result["watch"]["latency"]["median"] / result["manual"]["latency"]["median"], 3)
     result["ratio_p95"] = round(result["watch"]["latency"]["p95"] / result["manual"]["latency"]["p95"], 3)
@@ -211,10 +211,7 @@ def main() -> None:
     print(f"{'  write → c1 index done':28}{m['write_to_indexed']['median']:>9.2f}s{m['write_to_indexed']['p95']:>9.2f}s")
     print(f"ratio watch / manual: {result['ratio_median']} (median), {result['ratio_p95']} (p95); "
           f"--debounce {args.debounce}; the watcher exited {watch_rc} on Ctrl-C")
-    out_dir = REPO / "bench" / "out"
-    out_dir.mkdir(exist_ok=True)
-    with open(out_dir / "watch_latency.jsonl", "a") as f:
-        f.write(json.dumps(result) + "\n")
+    save(result, OUT / "watch_latency.jsonl")
     print(json.dumps(result))
 
 
