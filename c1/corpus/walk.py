@@ -25,11 +25,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from c1.corpus.loaders.common import MAIL_HEADERS, cannot_read
 from c1.corpus.loaders.registry import extensions, needs_extra
 
 _NUMBERED_MESSAGE = re.compile(r"^\d+\.?$")
 _HEADER_LINE = re.compile(r"^([!-9;-~]+):")  # a field name is printable ASCII without ':'
-_MAIL_HEADERS = {"message-id", "from", "date", "subject", "received", "return-path", "to"}
 _MAILDIR_PARTS = {"cur", "new", "tmp"}
 _SKIPPED_DIRS = {"__pycache__"}
 
@@ -236,7 +236,7 @@ class _Walker:
         try:
             size = os.stat(path).st_size
         except OSError as exc:
-            self._skip(path, f"cannot read file ({exc.strerror or exc})")
+            self._skip(path, str(cannot_read(exc)))
             return
         real = os.path.realpath(path)
         if real in self._seen_files:
@@ -292,7 +292,7 @@ def _starts_with_mail_headers(path: str) -> bool:
         if not line.strip():
             break
         match = _HEADER_LINE.match(line)
-        if match and match.group(1).lower() in _MAIL_HEADERS:
+        if match and match.group(1).lower() in MAIL_HEADERS:
             return True
     return False
 

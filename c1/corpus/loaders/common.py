@@ -32,6 +32,10 @@ def read_bytes(path: str, *, nonempty: bool = False) -> bytes:
     return data
 
 
+MAIL_HEADERS = frozenset({"message-id", "from", "to", "date", "subject", "received", "return-path"})
+"""Header fields of which one, at the top of a file, makes it a mail message (the walk and the .eml loader)."""
+
+
 def cannot_read(exc: OSError) -> Skip:
     """The skip for a file the system would not let us read."""
     return Skip(f"cannot read file ({exc.strerror or exc})")

@@ -16,12 +16,10 @@ import re
 from email.message import EmailMessage, Message
 
 from c1.corpus.documents import Document, Skip
-from c1.corpus.loaders.common import SNIFF, cannot_read, clean, normalize_newlines, read_bytes
+from c1.corpus.loaders.common import MAIL_HEADERS, SNIFF, cannot_read, clean, normalize_newlines, read_bytes
 from c1.corpus.loaders.html import html_to_text
 from c1.corpus.loaders.registry import Format, Loaded, register
 
-MAIL_HEADERS = {"message-id", "from", "to", "date", "subject", "received", "return-path"}
-"""Header names (lower case) of which an email message has at least one."""
 _HEADER_BLOCK = (("From", "from"), ("To", "to"), ("Cc", "cc"), ("Date", "date"),
                  ("Subject", "subject"))
 
