@@ -363,7 +363,6 @@ def test_slots_count_agent_runs(hotpot_index: HotpotIndex):  # noqa: F811
 
 def test_serve_with_an_adapter_asks_for_the_adapter(tmp_path):
     """``c1 serve --lora sft=PATH``: the search API asks vLLM for the adapter, and the plan says so."""
-    from c1.config import Settings as S
     from conftest import REPO, isolated_env
 
     adapter = tmp_path / "adapter"
@@ -378,7 +377,6 @@ def test_serve_with_an_adapter_asks_for_the_adapter(tmp_path):
     assert "the search API asks for 'sft'" in text.stdout
     docs = (REPO / "docs" / "training.md").read_text()
     assert "c1 serve --model" not in docs and "c1 serve --vllm-model" in docs
-    assert S  # the settings layer is the one the CLI uses
 
 
 def test_search_serve_and_mcp_take_the_same_agent_options():
