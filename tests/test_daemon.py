@@ -3,7 +3,9 @@ in-process, and it survives what a user's machine does to it: kill -9, a stale s
 concurrent commands, an upgrade of c1, a re-index, a read-only home, idling out.
 
 Every check compares the command through the resident process with the same command under
-``--no-daemon`` (the in-process path), on the same home, in the same test.
+``--no-daemon`` (the in-process path), on the same home, in the same test, and checks that the
+resident process did answer (its count of requests served went up): a command whose request fails
+there works in-process instead and would print the same.
 """
 
 from __future__ import annotations
@@ -68,6 +70,21 @@ def ping(env: dict) -> dict | None:
     return control(settings_of(env), "ping")
 
 
+def served(env: dict) -> int:
+    """Requests the home's resident process has answered (0 when none is running)."""
+    reply = ping(env)
+    return reply["served"] if reply else 0
+
+
+def answered(env, *args):
+    """``c1(env, *args)`` through the resident process, which must have answered it."""
+    before = served(env.env)
+    result = c1(env, *args)
+    assert served(env.env) == before + 1, ("the resident process did not answer: the command ran in-process",
+                                           result.stderr)
+    return result
+
+
 def stop(env: dict) -> None:
     from c1.daemon.client import control
 
@@ -110,7 +127,7 @@ def untimed(obj):
 def same_search(env, *args) -> dict:
     """The search through the resident process and in-process: same exit code, stdout and stderr."""
     here = c1(env, "search", *args, daemon=False)
-    there = c1(env, "search", *args)
+    there = answered(env, "search", *args)
     assert there.rc == here.rc, (there.stderr, here.stderr)
     assert there.stderr == here.stderr
     if "--json" in args:
@@ -138,14 +155,14 @@ def test_searches_through_the_resident_process_print_what_in_process_searches_pr
 
 
 def test_the_trajectory_and_errors_come_back_as_in_process(home, tmp_path):
-    there = c1(home, "search", QUESTIONS[0], "--save-trajectory", tmp_path / "a.json")
+    there = answered(home, "search", QUESTIONS[0], "--save-trajectory", tmp_path / "a.json")
     here = c1(home, "search", QUESTIONS[0], "--save-trajectory", tmp_path / "b.json", daemon=False)
     assert there.rc == here.rc == 0 and there.stdout == here.stdout
     saved = [json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json")]
     assert saved[0]["trajectories"] and untimed(saved[0]) == untimed(saved[1])
 
     wrong = ("--embed-url", "http://127.0.0.1:9", "--embed-model", "other")
-    there, here = c1(home, "search", "x", *wrong), c1(home, "search", "x", *wrong, daemon=False)
+    there, here = answered(home, "search", "x", *wrong), c1(home, "search", "x", *wrong, daemon=False)
     line = there.assert_one_line_error(2, "was indexed with embedder")
     assert line == here.assert_one_line_error(2)
     assert ping(home.env) is not None
@@ -213,6 +230,7 @@ def test_concurrent_commands_start_one_process_and_each_gets_its_own_answer(own_
         assert untimed(json.loads(out)) == untimed(here.json())
     running = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _is_daemon_of(p, own_home.env["C1_HOME"])]
     assert len(running) == 1, running
+    assert served(own_home.env) == len(procs), "the resident process answered every one"
 
 
 def _is_daemon_of(proc: Path, home: str) -> bool:
@@ -234,13 +252,13 @@ def test_a_resident_process_of_another_build_is_replaced(own_home, tmp_path):
     stop(own_home.env)
     first = run_cli(["search", QUESTIONS[0], "--json"], env, cwd=tmp_path)  # not the checkout's c1 (python -m)
     old = ping(own_home.env)
-    assert first.rc == 0 and old is not None and old["build"] != protocol.build_id()
+    assert first.rc == 0 and old is not None and old["build"] != protocol.build_id() and old["served"] == 1
     with open(copy / "c1" / "__init__.py", "a") as f:
         f.write("\n# an upgrade\n")
     second = run_cli(["search", QUESTIONS[0], "--json"], env, cwd=tmp_path)
     assert second.rc == 0 and untimed(second.json()) == untimed(first.json())
     new = ping(own_home.env)
-    assert new["pid"] != old["pid"] and new["build"] != old["build"]
+    assert new["pid"] != old["pid"] and new["build"] != old["build"] and new["served"] == 1
     wait_gone(old["pid"])
 
 
@@ -262,7 +280,7 @@ def test_a_read_only_home(home, tmp_path):
         try:
             same_search(env, QUESTIONS[0], "--json")
             assert ping(env.env) is not None
-            there, here = c1(env, "status", "--json"), c1(env, "status", "--json", daemon=False)
+            there, here = answered(env, "status", "--json"), c1(env, "status", "--json", daemon=False)
             assert there.rc == here.rc == 0 and there.json() == here.json()
         finally:
             stop(env.env)
@@ -282,9 +300,9 @@ def test_it_idles_out(new_c1_env):
 
 def test_status_through_the_resident_process(own_home):
     def both():
-        there, here = c1(own_home, "status", "--json"), c1(own_home, "status", "--json", daemon=False)
+        there, here = answered(own_home, "status", "--json"), c1(own_home, "status", "--json", daemon=False)
         assert there.rc == here.rc and there.json() == here.json()
-        plain = c1(own_home, "status")
+        plain = answered(own_home, "status")
         assert plain.stdout == c1(own_home, "status", daemon=False).stdout
         return there
 

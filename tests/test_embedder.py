@@ -33,3 +33,9 @@ def test_a_long_chunk_gets_the_same_vector_whatever_its_neighbours(embedder):
     together = embedder.embed([others[0], long_text, others[1]])
     assert np.array_equal(together[1], alone)
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    # The long text runs alone; the two short ones share a run (the shorter padded to the longer's width)
+    # and still get the vectors they get alone.
+    lengths = embedder.token_counts([others[0], long_text, others[1]])
+    assert embedder._batches(sorted(range(3), key=lengths.__getitem__), lengths) == [[0, 2], [1]]
+    assert np.array_equal(together[0], embedder.embed([others[0]])[0])
+    assert np.array_equal(together[2], embedder.embed([others[1]])[0])

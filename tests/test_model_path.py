@@ -204,8 +204,11 @@ def test_builtin_search_never_exceeds_the_budget(hotpot_index: HotpotIndex, budg
 
 def test_a_model_that_calls_many_tools_stays_under_the_budget(corpus):
     """Six calls a turn near the limit: every call is answered and every answer fits; the reply is
-    capped (max_tokens) to what the context can still hold; a context with no room left for a
-    reply ends the run (stop reason ``budget``) instead of growing past it."""
+    capped (max_tokens) to what the context can still hold. When not even one call fits in that cap
+    (13 tokens here), a server that honours it cuts its reply to nothing: that empty reply is the
+    model's answer and ends the run (stop reason ``unparsed_answer``: the loop ranks what the run saw)
+    instead of the context growing past the budget. (The loop itself stops with ``budget`` only when
+    no reply fits at all, or when a server ignores max_tokens.)"""
     from c1 import harmony as hm
 
     many = [("grep_corpus", {"pattern": p}) for p in ("drum", "band", "album", "club", "river", "song")]
@@ -227,6 +230,9 @@ def test_a_model_that_calls_many_tools_stays_under_the_budget(corpus):
     called = [e.call_id for e in events if e.kind == "tool_called"]
     answered = [e.call_id for e in events if e.kind == "tool_result"]
     assert len(called) > 1 and answered == called, "every call is answered"
+    assert len(called) == 7 and len(server.requests) == 3, (called, server.counts)  # 1 search, then all six
+    assert server.requests[-1]["max_tokens"] < hm.count_message(calls(many[0])), "no call fits the last reply"
+    assert events[-1].stop_reason == "unparsed_answer" and events[-1].documents
 
 
 def test_a_budget_smaller_than_the_prompt_is_said(corpus):
@@ -363,7 +369,6 @@ def test_slots_count_agent_runs(hotpot_index: HotpotIndex):  # noqa: F811
 
 def test_serve_with_an_adapter_asks_for_the_adapter(tmp_path):
     """``c1 serve --lora sft=PATH``: the search API asks vLLM for the adapter, and the plan says so."""
-    from c1.config import Settings as S
     from conftest import REPO, isolated_env
 
     adapter = tmp_path / "adapter"
@@ -378,7 +383,6 @@ def test_serve_with_an_adapter_asks_for_the_adapter(tmp_path):
     assert "the search API asks for 'sft'" in text.stdout
     docs = (REPO / "docs" / "training.md").read_text()
     assert "c1 serve --model" not in docs and "c1 serve --vllm-model" in docs
-    assert S  # the settings layer is the one the CLI uses
 
 
 def test_search_serve_and_mcp_take_the_same_agent_options():

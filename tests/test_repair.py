@@ -232,12 +232,29 @@ def test_a_damaged_chroma_store_is_rebuilt_from_the_manifest(home, run_c1, templ
 
 
 def test_rebuild_re_embeds_every_chunk(home, run_c1, template):
+    import numpy as np
+
     before = read_manifest(home / "collections" / "default" / "manifest.sqlite")
+    ids = sorted(c["id"] for c in before["chunks"])
+    model = {i: np.asarray(v) for i, v in chroma_collection(home).vectors(ids).items()}
+    # One chunk's vector overwritten with a wrong one: only a re-embedding brings the model's vector back.
+    victim = ids[0]
+    wrong = np.roll(model[victim], 1) * -1.0
+    vectors = chroma_collection(home)
+    vectors.col.update(ids=[victim], embeddings=[wrong])
+    vectors.close()
+    assert np.allclose(chroma_collection(home).vectors([victim])[victim], wrong, atol=1e-6)
+
     result = run_c1("index", template.corpus, "--rebuild", "--json")
     assert result.rc == 0 and result.json()["repaired"] is True
     after = inspect_collection(home)
     after.assert_consistent()
     assert after.manifest_ids == {c["id"] for c in before["chunks"]}
+    rebuilt = chroma_collection(home).vectors(ids)
+    cosine = {i: float(np.dot(rebuilt[i], model[i]) / np.linalg.norm(rebuilt[i]) / np.linalg.norm(model[i]))
+              for i in ids}
+    assert min(cosine.values()) > 0.9999, sorted(cosine.items(), key=lambda kv: kv[1])[:3]
+    assert not np.allclose(rebuilt[victim], wrong, atol=1e-3)
 
 
 # --- chunk hashes: Chroma ahead of the manifest ----------------------------------------------------

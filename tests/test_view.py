@@ -108,6 +108,7 @@ def test_the_run_colour_stays_on_its_tag():
     lines = [line for line in styled.splitlines() if "search_corpus" in line or "grep_corpus" in line]
     assert lines and not any("\x1b[36m" in line or ";36m" in line for line in lines), lines
     assert any("run 0" in line and "36" in line for line in styled.splitlines()), "the label is coloured"
+    assert re.search(r"\x1b\[(?:\d+;)*36mrun 0\x1b\[0m", styled), "the colour (cyan) wraps the label itself"
 
 
 def test_budget_bar_colours_by_threshold():

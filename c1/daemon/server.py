@@ -42,6 +42,8 @@ class Resident:
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._active = 0
+        self._served = 0
+        """Requests answered (searches and status, errors included; not those that failed)."""
         self._last = time.monotonic()
         self._corpora: OrderedDict[tuple, object] = OrderedDict()
         self._embedders: dict[tuple, object] = {}
@@ -140,6 +142,8 @@ class Resident:
                     with self._lock:
                         self._active -= 1
                         self._last = time.monotonic()
+                with self._lock:
+                    self._served += 1
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the command went away (Ctrl-C, a closed pipe): nothing to answer
             except Exception as exc:  # a bug: logged; the command works in-process instead
@@ -152,7 +156,8 @@ class Resident:
     def _dispatch(self, request: dict, send) -> None:
         op = request.get("op")
         if op == "ping":
-            send({"type": "pong", "pid": os.getpid(), "build": protocol.build_id(), "home": self.home})
+            send({"type": "pong", "pid": os.getpid(), "build": protocol.build_id(), "home": self.home,
+                  "served": self._served})
         elif op == "stop":
             log("asked to stop")
             self.retire()
