@@ -206,3 +206,11 @@ def test_the_file_name_year_wins_over_a_filing_date_in_the_title():
     assert ids["y22"].years == {2022}
     e = evidence(asked("What was 3M's FY2023 revenue?"), ids)
     assert e["y23"] > e["y22"]
+
+
+def test_a_possessive_name_on_the_first_page_is_the_questions_name():
+    """"Walmart's 2019 annual report" names Walmart as "What was Walmart's DPO in FY2019?" does."""
+    ids = {"w19": identity("", "", "Walmart's 2019 annual report to shareholders"),
+           "t19": identity("", "", "Target Corporation 2019 annual report to shareholders")}
+    got = evidence(asked("What was Walmart's DPO in FY2019?"), ids)
+    assert got.get("w19", 0.0) > got.get("t19", 0.0)

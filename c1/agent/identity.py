@@ -34,6 +34,7 @@ from c1.agent.corpus import STOPWORDS
 W_NAME = 2.0
 W_PERIOD = 1.0
 
+_POSSESSIVE = re.compile(r"['’]s$")
 _TOKEN = re.compile(r"[^\W_]+(?:[&'’][^\W_]+)*")
 _YEAR = re.compile(r"(?<![\d.,$])((?:19|20)\d\d)(?![\d%])")
 """A year, alone or glued to a word ("FY2018", "2022Q2"); not part of a number, an amount or a share."""
@@ -122,7 +123,7 @@ def _names(question: str) -> tuple[list[tuple[str, ...]], set[str]]:
     held: list[str] = []  # a connector ("of", "and", "&") inside a run, kept if a name follows
     for m in _TOKEN.finditer(question):
         raw = m.group(0)
-        word = re.sub(r"['’]s$", "", raw)
+        word = _POSSESSIVE.sub("", raw)
         low = word.lower()
         if m.start() and any(ch in question[m.start() - 2 : m.start()] for ch in ".?!:;,()\"“”"):
             close()
@@ -168,7 +169,7 @@ def identity(title: str, name_words: str, first_page: str) -> Identity:
     first full date of the first page ("For the fiscal year ended December 25, 2021")."""
     head = f"{title} {name_words}"
     page = first_page[:FIRST_PAGE_CHARS]
-    tokens = [t.lower() for t in _TOKEN.findall(f"{head} {page}")]
+    tokens = [_POSSESSIVE.sub("", t).lower() for t in _TOKEN.findall(f"{head} {page}")]  # as the question's names
     words = {"".join(tokens[i : i + n]) for n in range(1, GLUE + 1) for i in range(len(tokens) - n + 1)}
     years = _years(name_words) or _years(title)
     if not years:
