@@ -24,11 +24,13 @@ def forward() -> str:
 
 
 def test_units_are_content_sentences_verbatim(forward):
-    units = [forward[s:e] for s, e in tx.units(forward)]
+    spans = tx.units(forward)
+    assert all(0 <= s < e <= len(forward) for s, e in spans), "spans of the text itself"
+    assert all(e1 <= s2 for (_, e1), (s2, _) in zip(spans, spans[1:])), "in order, none overlapping another"
+    units = [forward[s:e] for s, e in spans]
     assert "Please let me if you would like this formatted another way." in units
     assert "Let me know if you have any questions or need for me to make any adjustments." in units
     for unit in units:
-        assert unit in forward, "a unit is a span of the text itself"
         assert not unit.startswith(("From:", "To:", "Date:", "Subject:", "Sent:", "Cc:")), unit
         assert "Original Message" not in unit and "@" not in unit, unit
 
@@ -55,3 +57,17 @@ def test_a_long_line_starting_with_a_label_is_content():
     note = "Note: " + "the board approved the plan after a long review of its costs and risks. " * 4
     assert tx.units(note), "a paragraph that starts with a label is not a header field"
     assert tx.units("Subject: the plan\n") == []
+
+
+def test_what_a_document_holds_follows_the_chunks_in_view():
+    """A keyword query's terms are looked for in what the run holds now: a document first seen with
+    a chunk holding one term, then with the chunk holding both, holds them all (it was scored on
+    its first chunks for the rest of the run)."""
+    from c1.agent.evidence import DocView, Ranker
+
+    ranker = Ranker("heron nest")
+    first = {"d": DocView("d", "Birds", [("d_0", "A heron stood in the reeds.")])}
+    assert ranker.rank(first, ["d"], {}).features["d"]["keywords"] == 0.0
+    later = {"d": DocView("d", "Birds", [("d_0", "A heron stood in the reeds."),
+                                         ("d_1", "The heron built a nest of sticks.")])}
+    assert ranker.rank(later, ["d"], {}).features["d"]["keywords"] == 1.0

@@ -45,17 +45,17 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from c1.agent.corpus import STOPWORDS, content_terms
 from c1.agent.policies import text as tx
+from c1.corpus.ids import chunk_id
 from c1.corpus.lexical import stems
 
-FEATURES = ("sim", "anchor", "named", "rare", "phrase", "keywords", "identity", "link", "back", "bridge", "miss",
-            "support")
 WEIGHTS = {"sim": 1.48, "anchor": 0.29, "named": 4.14, "rare": 0.0, "phrase": 4.14, "keywords": 4.14, "identity": 1.48,
            "link": 2.36,
            "back": 0.16, "bridge": 0.50, "miss": -1.31, "support": 1.62}
+FEATURES = tuple(WEIGHTS)
 BIAS = -5.26
 FLOOR = 0.02
 """Documents with a lower confidence are not returned."""
@@ -153,7 +153,7 @@ class Ranker:
         self.asked = self._analyse(question)
         self._stem = {t: (stems(t) or [t])[0] for t in self.asked.weights}
         self._norms: dict[str, str] = {}
-        self._words: dict[str, tuple[set[str], set[str]]] = {}
+        self._words: dict[str, tuple[str, frozenset[str]]] = {}  # chunk id (or title) → (its text, its stems)
         self._bridges: dict[tuple, list[str]] = {}
         self._units: dict[str, list[tuple[str, int]]] = {}
 
@@ -196,11 +196,19 @@ class Ranker:
         share = self.common_share if share is None else share
         return corpus.mentions(phrase) > max(self.common_mentions, share * corpus.size)
 
-    def _stems(self, doc_key: str, text: str) -> set[str]:
-        got = self._words.get(doc_key)
-        if got is None:
-            got = self._words[doc_key] = set(stems(text))
+    def _stems(self, view: DocView) -> set[str]:
+        """The stems of what the run holds of a document now: its title and its visible chunks (each
+        chunk stemmed once; the document's set follows the chunks as they are shown, read or pruned)."""
+        got = set(self._stemmed("\0" + (view.title or ""), view.title or ""))
+        for cid, text in view.chunks:
+            got |= self._stemmed(cid, text)
         return got
+
+    def _stemmed(self, key: str, text: str) -> frozenset[str]:
+        got = self._words.get(key)
+        if got is None or got[0] != text:
+            got = self._words[key] = (text, frozenset(stems(text)))
+        return got[1]
 
     def units(self, chunk_id: str, text: str) -> list[tuple[str, int]]:
         """(normalised sentence, question terms it holds) of a chunk's content."""
@@ -231,6 +239,7 @@ class Ranker:
         first_rank = {d: i for i, d in enumerate(own, start=1)}
         whole = {d: self._whole(d, len(v.chunks)) for d, v in docs.items()}  # all of it is in view
         identity = self.corpus.doc_evidence(asked.text, list(docs)) if hasattr(self.corpus, "doc_evidence") else {}
+        have = {d: self._stems(v) for d, v in docs.items()} if asked.rare else {d: set() for d in docs}
         feats: dict[str, dict[str, float]] = {}
         for d, view in docs.items():
             rank = first_rank.get(d)
@@ -238,12 +247,15 @@ class Ranker:
                 "sim": max((qsim.get(c, 0.0) for c, _ in view.chunks), default=0.0),
                 "anchor": 1.0 / math.sqrt(rank) if rank else 0.0,
                 "named": self._named(titles[d]),
-                "rare": self._rare(d, f"{raw[d]} {texts[d]}"),
+                "rare": self._rare(have[d]),
                 "phrase": float(any(f" {p} " in norms[d] for p in asked.phrases)),
-                "keywords": self._all_terms(d, f"{raw[d]} {texts[d]}"),
+                "keywords": self._all_terms(view),
                 "identity": identity.get(d, 0.0),
                 "link": 0.0, "back": 0.0, "bridge": 0.0, "miss": 0.0,
             }
+        if any(f["phrase"] for f in feats.values()):  # the words as written beat the words scattered
+            for f in feats.values():
+                f["keywords"] = f["keywords"] if f["phrase"] else 0.0
         distinct: list[frozenset] = []  # what all the terms single out: one message (in copies), or one of many
         for d, f in feats.items():
             if f["keywords"] and not any(_copies(bodies[d], b) for b in distinct):
@@ -339,19 +351,20 @@ class Ranker:
         doc = self.corpus.doc(doc_id) if self.corpus is not None and hasattr(self.corpus, "doc") else None
         return doc is None or doc.n_chunks <= seen
 
-    def _all_terms(self, doc_key: str, text: str) -> float:
-        """1 when the question is a keyword query and the document holds every one of its terms."""
+    def _all_terms(self, view: DocView) -> float:
+        """1 when the question is a keyword query and one visible chunk of the document (with its title)
+        holds every one of its terms: together, not scattered over a long newsletter."""
         terms = self.asked.keywords
         if not terms:
             return 0.0
-        have = self._stems(doc_key, text)
-        return float(all(self._stem[t] in have for t in terms))
+        title = self._stemmed("\0" + (view.title or ""), view.title or "")
+        return float(any(all(self._stem[t] in title or self._stem[t] in self._stemmed(cid, text) for t in terms)
+                         for cid, text in view.chunks))
 
-    def _rare(self, doc_key: str, text: str) -> float:
+    def _rare(self, have: set[str]) -> float:
         rare = self.asked.rare
         if not rare:
             return 0.0
-        have = self._stems(doc_key, text)
         hit = sum(w for t, w in rare.items() if self._stem[t] in have)
         return hit / sum(rare.values())
 
@@ -466,11 +479,35 @@ def _fold(text: str) -> str:
 
 
 @dataclass
-class _Chunk:
+class ChunkText:
     """What ``Corpus.rank_chunks`` needs of a chunk."""
 
     id: str
     text: str
+
+
+def views_of(visible: dict, titles: dict[str, str] | None = None) -> dict[str, DocView]:
+    """A run's visible chunks (chunk id → ``context.Shown``) as one view per document; ``titles``:
+    the titles to use where known (else the chunk's)."""
+    views: dict[str, DocView] = {}
+    for cid, s in visible.items():
+        view = views.get(s.doc_id)
+        if view is None:
+            view = views[s.doc_id] = DocView(s.doc_id, (titles or {}).get(s.doc_id, s.title or ""), [])
+        view.chunks.append((cid, s.text))
+    return views
+
+
+def similarities(corpus, question: str, vector, chunks: list[tuple[str, str, str]]) -> dict[str, float]:
+    """Each (chunk id, title, text)'s similarity to the question: the corpus's own re-ranker over
+    "title. text", the form in which the policy scores what it holds."""
+    items = [ChunkText(cid, f"{title}. {text}") for cid, title, text in chunks]
+    return {item.id: score for item, score in corpus.rank_chunks(items, question, vector)}
+
+
+def document_order(hits) -> list[str]:
+    """The documents of a search's hits, in the order of their first hit."""
+    return list(dict.fromkeys(h.doc.doc_id for h in hits))
 
 
 def confidences(question: str, corpus, visible: dict, doc_ids: list[str]) -> dict[str, float]:
@@ -479,16 +516,12 @@ def confidences(question: str, corpus, visible: dict, doc_ids: list[str]) -> dic
     would have scored them. A returned document the run never saw is scored from its first chunk."""
     if not doc_ids or corpus is None or not hasattr(corpus, "rank_chunks"):
         return {}
-    views: dict[str, DocView] = {}
-    for cid, s in visible.items():
-        views.setdefault(s.doc_id, DocView(s.doc_id, s.title or "", [])).chunks.append((cid, s.text))
+    views = views_of(visible)
     for d in doc_ids:
         if d not in views and (rec := corpus.doc(d)) is not None:
-            views[d] = DocView(d, rec.title, [(c.id, c.text) for c in corpus.chunks([f"{d}_0"])])
+            views[d] = DocView(d, rec.title, [(c.id, c.text) for c in corpus.chunks([chunk_id(d, 0)])])
     vector = corpus.embed_query(question)
-    chunks = [_Chunk(cid, f"{v.title}. {text}") for v in views.values() for cid, text in v.chunks]
-    qsim = {c.id: score for c, score in corpus.rank_chunks(chunks, question, vector)}
-    own = list(dict.fromkeys(h.doc.doc_id for h in corpus.hybrid(question, corpus.CANDIDATES, vector=vector)))
+    qsim = similarities(corpus, question, vector, [(cid, v.title, text) for v in views.values() for cid, text in v.chunks])
+    own = document_order(corpus.hybrid(question, corpus.CANDIDATES, vector=vector))
     ranking = Ranker(question, corpus).rank(views, own, qsim)
     return {d: round(ranking.confidence(d), 4) for d in doc_ids if d in ranking.scores}
-

@@ -86,9 +86,9 @@ POLICIES: dict[str, PolicySpec] = {s.name: s for s in (
 NAMES = tuple(POLICIES)
 
 
-def names_text(last: str = "or") -> str:
+def names_text() -> str:
     """``auto, llm or builtin``."""
-    return ", ".join(NAMES[:-1]) + f" {last} {NAMES[-1]}"
+    return ", ".join(NAMES[:-1]) + f" or {NAMES[-1]}"
 
 
 def choose_policy(settings: Settings) -> PolicyChoice:

@@ -259,9 +259,8 @@ class BuiltinPolicy:
         if corpus is not None and hasattr(corpus, "rank_chunks"):
             if self._qvec is None:
                 self._qvec = corpus.embed_query(state.question)
-            for item, score in corpus.rank_chunks([_Text(s.chunk_id, f"{s.title}. {s.text}") for s in new],
-                                                  state.question, self._qvec):
-                self._qsim[item.id] = score
+            self._qsim.update(evd.similarities(corpus, state.question, self._qvec,
+                                               [(s.chunk_id, s.title, s.text) for s in new]))
         else:
             terms = content_terms(state.question)
             for s in new:
@@ -269,14 +268,7 @@ class BuiltinPolicy:
 
     # scoring ----------------------------------------------------------------------------
     def _views(self, state: AgentState) -> dict[str, evd.DocView]:
-        out: dict[str, evd.DocView] = {}
-        for cid, s in state.context.visible().items():
-            view = out.get(s.doc_id)
-            if view is None:
-                title = self._docs[s.doc_id].title if s.doc_id in self._docs else s.title
-                view = out[s.doc_id] = evd.DocView(s.doc_id, title, [])
-            view.chunks.append((cid, s.text))
-        return out
+        return evd.views_of(state.context.visible(), {d: doc.title for d, doc in self._docs.items()})
 
     def _rank(self, state: AgentState) -> None:
         """Score every visible document against the question from what the run has seen."""
@@ -390,10 +382,7 @@ class BuiltinPolicy:
         if self._qvec is None:
             self._qvec = corpus.embed_query(state.question)
         hits = corpus.hybrid(state.question, corpus.CANDIDATES, vector=self._qvec)
-        out: list[str] = []
-        for hit in hits:
-            if hit.doc.doc_id not in out:
-                out.append(hit.doc.doc_id)
+        out = evd.document_order(hits)
         top = set(out[: self.max_docs])
         self._own_chunks = [h.chunk.id for h in hits[: search_depth(self.max_docs)] if h.doc.doc_id in top]
         return out
@@ -452,14 +441,6 @@ class BuiltinPolicy:
 
 SMALL_BUDGET = 8192
 PRUNE_BELOW = 0.02
-
-
-@dataclass
-class _Text:
-    """What ``Corpus.rank_chunks`` needs of a chunk."""
-
-    id: str
-    text: str
 
 
 def _coverage(terms: list[str], text: str) -> float:

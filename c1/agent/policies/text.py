@@ -192,7 +192,7 @@ def entities_with_next(text: str) -> list[tuple[str, str]]:
         if words:
             phrase = " ".join(words).strip(".,'’")
             if phrase and (not phrase.isdigit() or len(phrase) == 4):
-                out.append((phrase, text[m.end():].lstrip(" ,;:")))
+                out.append((phrase, text[m.end():m.end() + 40].lstrip(" ,;:")))  # what follows (a bounded look)
     return out
 
 
