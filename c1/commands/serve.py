@@ -9,8 +9,6 @@ from c1.config import Settings
 from c1.console import emit_json, err, escape
 from c1.errors import C1Error
 
-VLLM_PORT = 8001
-
 
 @dataclass(frozen=True)
 class VllmFlags:
@@ -52,10 +50,10 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
             raise C1Error(f"--port is vLLM's port; with --api-only there is no vLLM: give the search API's port "
                           f"with --api-port {vllm.port}")
         return serve_api(settings, **api.kwargs())
-    from c1.serve.launcher import ServeOptions, parse_lora, plan, prepare, run
+    from c1.serve.launcher import DEFAULT_PORT, ServeOptions, parse_lora, plan, prepare, run
 
     opts = ServeOptions(
-        model=vllm.model, served_model_name=vllm.served_model_name, host=vllm.host, port=vllm.port or VLLM_PORT,
+        model=vllm.model, served_model_name=vllm.served_model_name, host=vllm.host, port=vllm.port or DEFAULT_PORT,
         chroma_port=vllm.chroma_port, context_budget=settings.budget, gpu_memory_utilization=vllm.gpu_memory_utilization,
         tensor_parallel_size=vllm.tensor_parallel_size, lora=tuple(parse_lora(s) for s in vllm.lora), seed=vllm.seed,
         quantize=None if vllm.quantize == "none" else vllm.quantize, api_model=settings.model,

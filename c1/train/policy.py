@@ -121,7 +121,8 @@ class HFGenerator:
             self.model.train()
         new = out.sequences[0, len(prompt_ids):]
         # scores: the processed logits each token was sampled from (temperature, top-p applied)
-        logprobs = [float(torch.log_softmax(s[0].float(), dim=-1)[t]) for s, t in zip(out.scores, new.tolist())]
+        picked = [torch.log_softmax(s[0].float(), dim=-1)[t] for s, t in zip(out.scores, new.tolist())]
+        logprobs = torch.stack(picked).tolist() if picked else []  # one device sync, not one per token
         return Sample(new.tolist(), logprobs)
 
 
