@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.report import OUT, save  # noqa: E402
 
 
 def export(rev: str, dest: Path) -> Path:
@@ -58,8 +61,13 @@ def main(argv: list[str] | None = None) -> int:
         load.append(os.getloadavg()[0])
     print(f"{'tree':<16}{'c1 --help (s)':>16}{'import c1.cli (ms)':>20}   medians of {args.rounds} alternated rounds, "
           f"load {load[0]:.1f}-{load[1]:.1f}")
+    result = {"bench": "startup", "against": args.against, "rounds": args.rounds, "load": [round(x, 2) for x in load],
+              "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "trees": {}}
     for name, rows in got.items():
-        print(f"{name:<16}{statistics.median(r[0] for r in rows):>16.3f}{statistics.median(r[1] for r in rows):>20.1f}")
+        help_s, import_ms = statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows)
+        result["trees"][name] = {"help_seconds": round(help_s, 3), "import_cli_ms": round(import_ms, 1)}
+        print(f"{name:<16}{help_s:>16.3f}{import_ms:>20.1f}")
+    save(result, OUT / "startup.jsonl")
     return 0
 
 
