@@ -7,7 +7,7 @@ indexed once by c1's own indexer and reused; then every question is searched:
   hotpot   the 200 shared HotpotQA questions over their 2,000 paragraphs pooled: recall@5 of the gold
            titles (dense alone, and c1's hybrid), and both gold in the top 10 (hybrid)
   legal    ../shared/data/legal/files as a folder of .txt files, its 165 questions: the gold file at
-           rank 1 (dense, hybrid)
+           rank 1 (dense, hybrid), and a gold clause in the first 5 chunks (span@5)
   enron    the 993 shared Enron messages (Maildir); the query is a message's subject, lower-cased
            (subjects of 3+ words that name one message only): that message at rank 1 (dense, hybrid)
 
@@ -16,6 +16,7 @@ Configurations: ``minilm`` (all-MiniLM-L6-v2, 256 word pieces), ``bge`` (bge-sma
 
     nice -n 10 python bench/embedders.py --configs minilm,bge --corpora hotpot,legal,enron
     nice -n 10 python bench/embedders.py --configs bge512 --corpora legal,enron
+    nice -n 10 python bench/embedders.py --speed --configs minilm,bge   # chunks/s side by side
 """
 
 from __future__ import annotations
@@ -118,13 +119,21 @@ def evaluate(config: str, corpus: str, limit: int | None) -> dict:
     qs = qs[:limit] if limit else qs
     c = Corpus(settings, embedder)
     keys = {d.doc_id: key(d) for d in c.store.manifest.all_docs()}
+    spans = legal_spans() if corpus == "legal" else {}
     rows = []
     t0 = time.perf_counter()
     for q, gold in qs:
         vec = c.embed_query(q)
-        dense = [keys[d] for d in ranked_docs([cid for cid, _ in c.dense(vec, 50)], 10)]
-        hybrid = [keys[d] for d in ranked_docs([h.chunk.id for h in c.hybrid(q, c.CANDIDATES, vector=vec)], 10)]
-        rows.append({"dense": dense, "hybrid": hybrid, "gold": sorted(gold)})
+        dense_ids = [cid for cid, _ in c.dense(vec, 50)]
+        hybrid_ids = [h.chunk.id for h in c.hybrid(q, c.CANDIDATES, vector=vec)]
+        row = {"dense": [keys[d] for d in ranked_docs(dense_ids, 10)],
+               "hybrid": [keys[d] for d in ranked_docs(hybrid_ids, 10)], "gold": sorted(gold)}
+        if q in spans:  # the gold clause: one of the first 5 chunks overlaps a gold span
+            for system, ids in (("dense", dense_ids), ("hybrid", hybrid_ids)):
+                row[f"{system}_span"] = any(
+                    keys[ch.doc_id] == f and ch.start < e and s < ch.end
+                    for ch in c.chunks(ids[:5]) for f, s, e in spans[q])
+        rows.append(row)
     seconds = time.perf_counter() - t0
     c.close()
 
@@ -138,7 +147,44 @@ def evaluate(config: str, corpus: str, limit: int | None) -> dict:
         out[f"{system}_r@5"] = round(sum(recall(r, system, 5) for r in rows) / n, 3)
         out[f"{system}_rank1"] = round(sum(r[system][:1] == r["gold"][:1] and len(r["gold"]) == 1 for r in rows) / n, 3)
         out[f"{system}_all@10"] = round(sum(recall(r, system, 10) == 1.0 for r in rows) / n, 3)
+        if rows and f"{system}_span" in rows[0]:
+            out[f"{system}_span@5"] = round(sum(r[f"{system}_span"] for r in rows) / n, 3)
     return out
+
+
+def legal_spans() -> dict[str, list]:
+    path = shared_data() / "legal" / "queries.jsonl"
+    return {q["question"]: q["gold_spans"] for q in map(json.loads, path.read_text().splitlines()) if q}
+
+
+def speed(configs: list[str], n: int, rounds: int, pieces: int = 200) -> dict:
+    """Chunks/s of each configuration (and the cross-encoder's pairs/s) on the same real texts cut to
+    ``pieces`` word pieces, round-robin over ``rounds`` in this process (side by side: the load is shared)."""
+    from bench.textpool import chunk_texts
+    from c1.corpus.rerankers import OnnxReranker
+
+    models = {c: make(c) for c in configs}
+    tok = models[configs[0]]._tokenizer
+    texts = []
+    for t in chunk_texts(n, chars=1400):
+        enc = tok.encode(t, add_special_tokens=False)
+        texts.append(t[: enc.offsets[min(pieces, len(enc.offsets)) - 1][1]])
+    reranker = OnnxReranker()
+    runs = {**{c: (lambda m=m: m.embed(texts)) for c, m in models.items()},
+            "cross-encoder": lambda: reranker.score("what does the agreement say about termination?", texts)}
+    for m in models.values():
+        m.embed(texts[:2])
+    reranker.score("x", texts[:2])
+    times: dict[str, list[float]] = {c: [] for c in runs}
+    for _ in range(rounds):
+        for c, run in runs.items():
+            t = time.perf_counter()
+            run()
+            times[c].append(time.perf_counter() - t)
+    import statistics
+
+    out = {c: round(n / statistics.median(v), 1) for c, v in times.items()}
+    return {"speed": f"{pieces} word pieces, {n} texts, median of {rounds} interleaved rounds (per second)", **out}
 
 
 def main(argv=None) -> int:
@@ -147,7 +193,16 @@ def main(argv=None) -> int:
     ap.add_argument("--corpora", default="hotpot,legal,enron")
     ap.add_argument("--limit", type=int, default=None, help="first N questions of each corpus")
     ap.add_argument("--out", type=Path, default=OUT / "results.jsonl")
+    ap.add_argument("--speed", action="store_true", help="only the speed of each configuration (chunks/s at 200 word pieces)")
+    ap.add_argument("--texts", type=int, default=48, help="with --speed")
+    ap.add_argument("--rounds", type=int, default=3, help="with --speed")
     args = ap.parse_args(argv)
+    if args.speed:
+        res = speed(args.configs.split(","), args.texts, args.rounds)
+        print(json.dumps(res))
+        with open(args.out, "a", encoding="utf-8") as f:
+            f.write(json.dumps(res) + "\n")
+        return 0
     for corpus in args.corpora.split(","):
         for config in args.configs.split(","):
             res = evaluate(config, corpus, args.limit)

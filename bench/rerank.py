@@ -12,7 +12,11 @@ read     read_document's ranking of a document's chunks (Corpus.rank_chunks: 0.7
          document, and whether its first chunk overlaps a gold span (a long contract: the document is
          easy to find, the clause is not). Seconds per document.
 
+policy   the built-in policy end to end (it reads documents) with ``--rerank off`` and ``auto``: the gold
+         document at rank 1 and seconds per search.
+
     nice -n 10 python bench/rerank.py --config bge --limit 60
+    nice -n 10 python bench/rerank.py --places policy --corpora legal --limit 40
 """
 
 from __future__ import annotations
@@ -123,6 +127,37 @@ def read_study(config: str, limit: int, tops: list[int], reranker) -> dict:
             "rerank_s": {m: round(statistics.median(v), 3) for m, v in seconds.items()}}
 
 
+def policy_study(config: str, corpus: str, limit: int) -> dict:
+    """The built-in policy end to end (it calls read_document), re-ranking off against ``auto``, question by
+    question in turn (the same load for both): the gold document at rank 1, and seconds per search."""
+    from dataclasses import replace
+
+    from c1.agent.corpus import Corpus
+    from c1.agent.policies.builtin import BuiltinPolicy
+    from c1.agent.search import run_search
+
+    embedder = make(config)
+    settings, qs, key, _ = ensure(config, corpus, embedder)
+    corpora = {r: Corpus(replace(settings, rerank=r, max_docs=5), embedder) for r in ("off", "auto")}
+    keys = {d.doc_id: key(d) for d in corpora["off"].store.manifest.all_docs()}
+    hits = {r: 0 for r in corpora}
+    seconds: dict[str, list[float]] = {r: [] for r in corpora}
+    qs = spread(qs, limit)
+    for q, gold in qs:
+        for r, c in corpora.items():
+            c.clear_query_cache()
+            t = time.perf_counter()
+            result = run_search(c, c.settings, q, lambda i: BuiltinPolicy(max_docs=5, variant=i))
+            seconds[r].append(time.perf_counter() - t)
+            docs = [keys.get(d["id"]) for d in result.documents]
+            hits[r] += bool(docs) and docs[0] in gold
+    for c in corpora.values():
+        c.close()
+    return {"place": "policy", "config": config, "corpus": corpus, "questions": len(qs),
+            **{f"{r}_rank1": round(hits[r] / len(qs), 3) for r in corpora},
+            **{f"{r}_s": round(statistics.median(v), 2) for r, v in seconds.items()}}
+
+
 def main(argv=None) -> int:
     from c1.corpus.rerankers import OnnxReranker
 
@@ -145,6 +180,10 @@ def main(argv=None) -> int:
         for corpus in args.corpora.split(","):
             assert corpus in CORPORA
             results.append(search_study(args.config, corpus, args.limit, [int(x) for x in args.tops.split(",")], reranker))
+            print(json.dumps(results[-1]), flush=True)
+    if "policy" in args.places:
+        for corpus in args.corpora.split(","):
+            results.append(policy_study(args.config, corpus, args.limit))
             print(json.dumps(results[-1]), flush=True)
     with open(args.out, "a", encoding="utf-8") as f:
         for r in results:
