@@ -92,13 +92,36 @@ class ManifestDamaged(C1Error):
     """The manifest cannot be read: the collection's source of truth is gone, only a re-index helps."""
 
 
+def _has_log(path: Path) -> bool:
+    """Whether a write-ahead log with committed changes may lie beside the manifest."""
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _open_copy(path: Path) -> sqlite3.Connection:
+    """The manifest and its write-ahead log read from a private copy (c1/corpus/readonly.py): SQLite opened
+    with ``immutable=1`` ignores the log, where the last changes of the writable home may still be."""
+    from c1.corpus.readonly import private_files
+
+    where = private_files([path, path.with_name(path.name + "-wal")], "manifest")
+    db = sqlite3.connect(where / path.name, check_same_thread=False)
+    db.execute("PRAGMA query_only=1")
+    db.execute("SELECT COUNT(*) FROM meta").fetchone()
+    return db
+
+
 class Manifest:
     def __init__(self, path: Path, readonly: bool = False, immutable: bool = False):
         """``readonly``: open for reading only (``immutable``: the file cannot change while open, as on a
-        read-only file system, where SQLite could not create the WAL's shared-memory file)."""
+        read-only file system, where SQLite could not create the WAL's shared-memory file; a log beside it
+        is then read from a private copy)."""
         self.path = path
         try:
-            if readonly:
+            if readonly and immutable and _has_log(path):
+                self.db = _open_copy(path)
+            elif readonly:
                 mode = "immutable=1" if immutable else "mode=ro"
                 self.db = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, check_same_thread=False)
                 self.db.execute("SELECT COUNT(*) FROM meta").fetchone()
