@@ -1,6 +1,7 @@
 """``c1 status``: what is indexed, with which embedder, where, and whether the stores agree.
 
-Every collection folder of the home is listed. One that cannot be opened (damaged manifest, a
+Every collection folder of the home is listed, each checked in the store its manifest records (an
+embedded collection in the embedded store whatever ``--chroma-url`` says). One that cannot be opened (damaged manifest, a
 Chroma server that does not answer, a folder left by an older c1) gets a row with its reason;
 it never hides the others. Agreement means: the same chunk ids in the manifest, Chroma and the
 lexical index, the same content hash in the manifest and Chroma, and no interrupted run.
@@ -32,8 +33,11 @@ def collection_status(settings: Settings) -> dict:
     try:
         counts = manifest.counts()
         recorded = manifest.get_meta("embedder")
+        store_id = manifest.get_meta("chroma")
     finally:
         manifest.close()
+    if store_id in (None, "embedded"):  # looked at where it lives: --chroma-url names the server collections' store
+        settings = replace(settings, chroma_url=None)
     row = {
         "collection": settings.collection,
         "files": counts["files"],
