@@ -514,3 +514,53 @@ def test_injected_crash_is_repaired_by_the_next_run(c1_home, enron_folder, embed
     assert (again.added, again.updated, again.deleted, again.chunks, again.repaired) == (0, 0, 0, 0, False)
     assert again.unchanged == expected_files
     assert collection_status(settings)["consistent"] is True
+
+
+# --- the same files under other names -----------------------------------------------------------
+
+
+def test_a_folder_indexed_through_a_symlink_is_the_same_folder(run_c1, tmp_path):
+    """`c1 index ~/link-to-notes` after `c1 index ~/notes` added every note again as new documents."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Boiler\n\nThe boiler is serviced every October by the landlord.\n")
+    (notes / "b.md").write_text("# Bikes\n\nThe bike shed key hangs behind the kitchen door.\n")
+    (tmp_path / "link").symlink_to(notes)
+    assert run_c1("index", notes, "--quiet").rc == 0
+    again = run_c1("index", tmp_path / "link", "--json").json()
+    assert (again["added"], again["unchanged"], again["documents"]) == (0, 2, 2)
+    (notes / "b.md").unlink()
+    gone = run_c1("index", tmp_path / "link", "--json").json()
+    assert (gone["deleted"], gone["documents"]) == (1, 1), "a file deleted is seen through the link too"
+    found = run_c1("search", "boiler serviced", "--json").json()["documents"]
+    assert found[0]["path"] == str(notes / "a.md")
+
+
+def test_byte_identical_copies_are_one_result_listing_their_paths(run_c1, tmp_path):
+    """Two copies of one note were two results, and the copy could outrank the original."""
+    notes = tmp_path / "notes"
+    (notes / "old").mkdir(parents=True)
+    text = "# Boiler\n\nThe boiler is serviced every October by the landlord, Mrs Ferreira.\n"
+    original = notes / "old" / "boiler.md"
+    original.write_text(text)
+    os.utime(original, (1_600_000_000, 1_600_000_000))
+    copy = notes / "a copy of boiler.md"  # sorts first, and is newer
+    copy.write_text(text)
+    (notes / "shed.md").write_text("# Bikes\n\nThe bike shed key hangs behind the kitchen door.\n")
+    report = run_c1("index", notes, "--json").json()
+    assert report["documents"] == 3, "every copy is indexed (removing one keeps the other)"
+    found = run_c1("search", "when is the boiler serviced", "--json")
+    assert found.rc == 0, found.stderr
+    docs = found.json()["documents"]
+    boilers = [d for d in docs if "boiler" in d["path"]]
+    assert len(boilers) == 1, docs
+    (top,) = boilers
+    assert top["path"] == str(original) and top["paths"] == [str(original), str(copy)]
+    assert all(c["id"].startswith(top["id"] + "_") for c in top["chunks"])
+    plain = run_c1("search", "when is the boiler serviced")
+    assert plain.stdout.count("boiler.md") == 2 and str(copy) in plain.stdout, plain.stdout
+    copy.unlink()
+    assert run_c1("index", notes, "--quiet").rc == 0
+    (alone,) = [d for d in run_c1("search", "when is the boiler serviced", "--json").json()["documents"]
+                if "boiler" in d["path"]]
+    assert alone["path"] == str(original) and "paths" not in alone

@@ -106,3 +106,20 @@ def test_index_warnings_about_hostile_paths(c1_home, run_c1, tmp_path, shared_da
 
     search = run_c1("search", "gas pipeline report")
     assert search.rc == 0 and "Traceback" not in search.stderr
+
+
+def test_a_path_with_a_newline_stays_on_its_result_line(c1_home, run_c1, tmp_path):
+    """A file named with a newline split its result line in two (and a skipped one its warning line)."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "two\nlines.md").write_text("# Lighthouse\n\nThe lighthouse keeper logs the fog horn hours.\n")
+    (folder / "empty\nnote.txt").write_bytes(b"")
+    index = run_c1("index", folder)
+    assert index.rc == 0, index.stderr
+    assert f"{folder}/empty\\nnote.txt: empty file" in index.stderr
+    found = run_c1("search", "lighthouse keeper fog horn")
+    assert found.rc == 0, found.stderr
+    first = found.stdout.splitlines()[0]
+    assert first.startswith(" 1. ") and f"({folder}/two\\nlines.md)" in first and first.endswith(tuple("0123456789"))
+    assert run_c1("search", "lighthouse keeper fog horn", "--json").json()["documents"][0]["path"] == str(
+        folder / "two\nlines.md"), "JSON keeps the real name"

@@ -6,7 +6,7 @@ import os
 from contextlib import contextmanager
 
 from c1.config import DEBOUNCE, Settings
-from c1.console import emit_json, err, escape, stderr_is_tty, warn
+from c1.console import emit_json, err, escape, printable, stderr_is_tty, warn
 from c1.errors import C1Error
 
 
@@ -54,11 +54,11 @@ def _summary(report) -> None:
     if report.skipped:
         warn(f"{len(report.skipped)} file(s) skipped:")
         for item in report.skipped[:20]:
-            con.print(f"  {item['path']}: {item['reason']}", soft_wrap=True, markup=False)
+            con.print(f"  {printable(item['path'])}: {item['reason']}", soft_wrap=True, markup=False)
         if len(report.skipped) > 20:
             con.print(f"  … and {len(report.skipped) - 20} more (see --json)")
     for item in report.warnings[:5]:
-        warn(f"{item['path']}: {item['warning']}")
+        warn(f"{printable(item['path'])}: {item['warning']}")
 
 
 def _unsupported_line(counts: dict[str, int]) -> str:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from c1.config import Settings
-from c1.console import emit_json, err, note, stderr_is_tty, warn
+from c1.console import emit_json, err, note, printable, stderr_is_tty, warn
 from c1.errors import C1Error
 
 
@@ -135,8 +135,10 @@ def _print_plain(result) -> None:
         return
     out = sys.stdout
     for rank, d in enumerate(result.documents, start=1):
-        where = d["path"] + (f":{d['page']}" if d.get("page") is not None else "")
-        out.write(f"{rank:>2}. {d['id']}  {d['title']}  ({where})  score {d['score']:.4f}\n")
+        where = printable(d["path"]) + (f":{d['page']}" if d.get("page") is not None else "")
+        out.write(f"{rank:>2}. {d['id']}  {printable(d['title'])}  ({where})  score {d['score']:.4f}\n")
+        for other in d.get("paths", [])[1:]:  # byte-identical copies (c1/corpus/copies.py)
+            out.write(f"    also {printable(other)}\n")
         if d.get("justification"):
             out.write(f"    {d['justification']}\n")
     out.flush()

@@ -213,7 +213,7 @@ class Indexer:
 
     def roots(self, paths: list[str]) -> list[str]:
         """``paths`` made absolute; one that does not exist is an error unless files were indexed from it."""
-        roots = [os.path.abspath(p) for p in paths]
+        roots = [os.path.realpath(p) if os.path.exists(p) else os.path.abspath(p) for p in paths]  # as the walk names them
         self._check_missing([r for r in roots if not os.path.exists(r)])
         return roots
 

@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
   path TEXT PRIMARY KEY, hash TEXT, size INTEGER, mtime_ns INTEGER, kind TEXT
 );
+CREATE INDEX IF NOT EXISTS files_hash ON files(hash);
 CREATE TABLE IF NOT EXISTS pending (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS docs (
   doc_id TEXT PRIMARY KEY, key TEXT UNIQUE NOT NULL, path TEXT NOT NULL, title TEXT,
@@ -224,6 +225,29 @@ class Manifest:
 
     def doc_ids_by_key(self) -> dict[str, str]:
         return {k: d for k, d in self.db.execute("SELECT key, doc_id FROM docs")}
+
+    def copies(self, doc_ids: Iterable[str]) -> dict[str, list[tuple[str, str, int]]]:
+        """For each of these documents that has copies: the same document of every byte-identical file
+        (same content hash, same key past the file's path: a mailbox's message, a JSONL record), as
+        ``(doc_id, path, mtime_ns)`` sorted oldest first (then by path), itself included."""
+        out: dict[str, list[tuple[str, str, int]]] = {}
+        for doc_id in dict.fromkeys(doc_ids):
+            row = self.db.execute(
+                "SELECT d.key, d.path, f.hash FROM docs d JOIN files f ON f.path = d.path WHERE d.doc_id=?", (doc_id,)
+            ).fetchone()
+            if row is None or not row[2]:
+                continue
+            key, path, digest = row
+            suffix = key[len(path):] if key.startswith(path) else None
+            if suffix is None:
+                continue
+            same = self.db.execute(
+                "SELECT d.doc_id, f.path, f.mtime_ns FROM files f JOIN docs d ON d.key = f.path || ? "
+                "WHERE f.hash=?", (suffix, digest)
+            ).fetchall()
+            if len(same) > 1:
+                out[doc_id] = sorted(((d, p, int(m or 0)) for d, p, m in same), key=lambda t: (t[2], t[1]))
+        return out
 
     def _docs(self, where: str, args: tuple) -> list[DocRecord]:
         rows = self.db.execute(
