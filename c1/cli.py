@@ -181,13 +181,14 @@ def rm(
 
 
 # The agent's options, shared by search, serve and mcp ---------------------------------------------
+# Their bounds are c1.config.RANGES, checked with the config file's and the API's (one line, naming the flag).
 PolicyOpt = Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} [default: auto].")]
-Parallel = Annotated[Optional[int], typer.Option("--parallel", "-p", min=1, max=32, help="Independent runs fused with RRF [default: 1].")]
-MaxDocs = Annotated[Optional[int], typer.Option("--max-docs", "-k", min=1, help="Documents to return [default: 10].")]
-Budget = Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")]
-SoftThreshold = Annotated[Optional[float], typer.Option("--soft-threshold", min=0.05, max=1.0, help="Share of the budget past which pruning is urged [default: 0.5].")]
-HardCutoff = Annotated[Optional[float], typer.Option("--hard-cutoff", min=0.1, max=1.0, help="Share of the budget past which only prune_chunks is accepted [default: 0.9].")]
-MaxTurns = Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per run [default: 24].")]
+Parallel = Annotated[Optional[int], typer.Option("--parallel", "-p", help="Independent runs fused with RRF [default: 1].")]
+MaxDocs = Annotated[Optional[int], typer.Option("--max-docs", "-k", help="Documents to return [default: 10].")]
+Budget = Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")]
+SoftThreshold = Annotated[Optional[float], typer.Option("--soft-threshold", help="Share of the budget past which pruning is urged [default: 0.5].")]
+HardCutoff = Annotated[Optional[float], typer.Option("--hard-cutoff", help="Share of the budget past which only prune_chunks is accepted [default: 0.9].")]
+MaxTurns = Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")]
 BaseUrl = Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")]
 ModelName = Annotated[Optional[str], typer.Option("--model", help="Model name on the server [default: the first it lists].")]
 ApiKey = Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")]
@@ -371,8 +372,8 @@ def train_collect(
     api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
     reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high (gpt-oss).")] = None,
     temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
-    max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per run [default: 24].")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")] = None,
     runs: Annotated[int, typer.Option("--runs", min=1, max=64, help="Runs per task.")] = 4,
     workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Tasks in flight.")] = 1,
     low_rate: Annotated[float, typer.Option("--low-rate", min=0.0, max=1.0, help="Keep rate of lower-recall runs at the thresholds (falls with recall).")] = 0.5,
@@ -444,8 +445,8 @@ def train_rl(
     start_date: StartDate = None,
     vllm_url: Annotated[Optional[str], typer.Option("--vllm-url", help="vLLM server for rollouts (--enable-lora, runtime LoRA updating); default: generate in process.")] = None,
     vllm_model: Annotated[Optional[str], typer.Option("--vllm-model", help="Base model name on the vLLM server [default: --model].")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
-    max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per rollout [default: 24].")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per rollout [default: 24].")] = None,
     epochs: Annotated[int, typer.Option("--epochs", min=1, help="Passes over the tasks (β anneals 4 → 2 across them).")] = 3,
     group_size: Annotated[int, typer.Option("--group-size", min=2, help="Rollouts per task (advantages are relative to the group).")] = 8,
     queries_per_step: Annotated[int, typer.Option("--queries-per-step", min=1, help="Tasks per step.")] = 16,
@@ -508,10 +509,10 @@ def _eval_command(dataset: str, summary: str):
         docs: Annotated[Optional[str], typer.Option("--docs", help="financebench: the folder of PDFs [default: pdfs/ beside PATH].")] = None,
         no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not draw plot.png.")] = False,
         policy: Annotated[Optional[str], typer.Option("--policy", help=f"Policy when --systems is not given: {POLICY_HELP} [default: auto].")] = None,
-        parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", min=1, max=32, help="Parallel runs for policies given without @N [default: 1].")] = None,
-        max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", min=1, help="Documents returned per question, by every system [default: 10].")] = None,
-        budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
-        max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per run [default: 24].")] = None,
+        parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", help="Parallel runs for policies given without @N [default: 1].")] = None,
+        max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", help="Documents returned per question, by every system [default: 10].")] = None,
+        budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
+        max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")] = None,
         base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")] = None,
         model: Annotated[Optional[str], typer.Option("--model", help="Model name on the server.")] = None,
         api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,

@@ -66,7 +66,7 @@ class Settings:
     def with_flags(self, **flags: Any) -> "Settings":
         """Apply command-line values; ``None`` means "flag not given"."""
         given = {k: _coerce(k, v, _flag(k)) for k, v in flags.items() if v is not None and v != ()}
-        return replace(self, **given)
+        return check_together(replace(self, **given))
 
 
 _FIELDS = {f.name: f for f in fields(Settings)}
@@ -90,18 +90,56 @@ RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "max_file_mb": (0, None, True),
     "chunk_tokens": (32, None, False),
     "chunk_overlap": (0, None, False),
-    "budget": (1024, None, False),
+    "budget": (1024, 1_048_576, False),
     "soft_threshold": (0.05, 1.0, False),
     "hard_cutoff": (0.1, 1.0, False),
-    "max_turns": (1, None, False),
-    "max_docs": (1, None, False),
+    "max_turns": (1, 256, False),
+    "max_docs": (1, 100, False),
     "parallel": (1, 32, False),
     "temperature": (0, None, False),
     "max_tokens": (1, None, False),
     "daemon_idle": (0, None, True),
 }
-"""The same bounds as the command-line flags: a value from the config file or a ``C1_*`` variable
-must pass them too (``C1_PARALLEL=1000`` would otherwise start a thousand agents)."""
+"""The bounds of every setting, whoever gives it: the command-line flags (c1/cli.py), the config file
+and ``C1_*`` variables (``C1_PARALLEL=1000`` would otherwise start a thousand agents), the search API
+and MCP (c1/serve/api.py): one set of limits."""
+
+MAX_QUERY_CHARS = 4000
+"""The longest question, on the command line, in ``--batch`` and through the API."""
+
+MIN_ROOM = 512
+"""Tokens that ``budget × hard_cutoff`` must leave: the built-in policy's instructions and a short question
+take 407-465 (measured with ``c1 search --json``: ``stats.tokens.context_peak``), a search result needs room
+beside them; below this every search ended in "nothing found" (``errors: 1``)."""
+
+
+def bounds(name: str) -> tuple[float | None, float | None]:
+    """(minimum, maximum) of a setting, for a flag's ``min=``/``max=`` and the API's checks."""
+    low, high, _ = RANGES[name]
+    return low, high
+
+
+def query_problem(query: str) -> str | None:
+    """Why a question cannot be searched, or None."""
+    if not query.strip():
+        return "the question is empty"
+    if len(query) > MAX_QUERY_CHARS:
+        return f"the question is {len(query):,} characters long; at most {MAX_QUERY_CHARS:,} are searched"
+    return None
+
+
+def check_together(settings: "Settings") -> "Settings":
+    """Settings that are each valid but not together: one line saying which and why."""
+    soft, hard = settings.soft_threshold, settings.hard_cutoff
+    room = int(settings.budget * hard)
+    if room < MIN_ROOM:
+        raise C1Error(f"budget {settings.budget} × hard cutoff {hard:g} leaves {room} tokens, less than the {MIN_ROOM} "
+                      "that the instructions, the question and one result need: raise --budget or --hard-cutoff")
+    if soft > hard:
+        raise C1Error(f"soft threshold {soft:g} is above hard cutoff {hard:g}: pruning is urged past the soft "
+                      "threshold, before the hard cutoff accepts nothing else (--soft-threshold, --hard-cutoff)")
+    return settings
+
 
 DEBOUNCE = 0.5
 """Seconds a changed file must stay quiet before ``c1 index --watch`` indexes it (the default of --debounce)."""
@@ -205,6 +243,8 @@ def _from_env() -> dict[str, Any]:
 
 
 def load_settings() -> Settings:
+    """Defaults < config file < ``C1_*``; checked together once the flags are applied (:meth:`Settings.with_flags`:
+    a flag may mend what the file set), except the chunking, which no search flag changes."""
     settings = Settings(**{**_from_file(config_path()), **_from_env()})
     if settings.chunk_overlap * 2 > settings.chunk_tokens:
         raise C1Error(f"setting 'chunk_overlap': {settings.chunk_overlap} must be at most half of chunk_tokens "

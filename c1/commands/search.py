@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from c1.config import Settings
+from c1.config import Settings, query_problem
 from c1.console import emit_json, err, note, printable, stderr_is_tty, warn
 from c1.errors import C1Error
 
@@ -26,8 +26,8 @@ def run_search_command(settings: Settings, query: str | None, *, json_out: bool,
         raise C1Error("give a QUESTION (or --batch FILE)")
     if jobs != 1:
         raise C1Error("--jobs goes with --batch")
-    if not query.strip():
-        raise C1Error("the question is empty")
+    if problem := query_problem(query):  # the API's limit too (c1.config)
+        raise C1Error(problem)
     if json_out and jsonl:
         raise C1Error("--json and --jsonl are exclusive")
     if save_trajectory:
