@@ -168,6 +168,27 @@ def _check(name: str, value: Any) -> str | None:
     return None
 
 
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is not a server's URL (``http(s)://host[:port][/path]``, or ``host:port``), or None.
+    A bare word is refused: it was taken for ``http://notaurl/v1`` and failed later as a server that is down."""
+    from urllib.parse import urlsplit
+
+    text = str(url).strip()
+    bare = "://" not in text
+    try:
+        parts = urlsplit("http://" + text if bare else text)
+        port = parts.port
+    except ValueError:
+        return "is not a URL like http://127.0.0.1:8000/v1 (bad port)"
+    if parts.scheme not in ("http", "https"):
+        return f"is not a URL like http://127.0.0.1:8000/v1 (scheme {parts.scheme!r})"
+    if any(c.isspace() for c in text):
+        return "is not a URL like http://127.0.0.1:8000/v1 (it holds a space)"
+    if not parts.hostname or (bare and port is None):
+        return "is not a URL like http://127.0.0.1:8000/v1 (give the scheme, or host:port)"
+    return None
+
+
 def _coerce(name: str, value: Any, source: str) -> Any:
     """``value`` converted to the field's type and checked; errors name the setting and ``source``
     (the flag, the ``C1_*`` variable or the config file) in one line."""
@@ -178,9 +199,12 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         if name == "home":
             return Path(value).expanduser()
         if name == "base_urls":
-            if isinstance(value, str):
-                return tuple(u.strip() for u in value.split(",") if u.strip())
-            return tuple(value)
+            urls = tuple(u.strip() for u in value.split(",") if u.strip()) if isinstance(value, str) else tuple(value)
+            for url in urls:
+                if problem := url_problem(url):
+                    raise C1Error(f"--base-url {url!r} {problem} ({source})" if source != "--base-url"
+                                  else f"--base-url {url!r} {problem}")
+            return urls
         if kind == "bool":
             typed: Any = _boolean(value)
         elif "int" in kind and "float" not in kind:

@@ -292,3 +292,24 @@ def test_the_cli_and_the_api_share_their_limits(c1_home, invoke_c1):
         validate_request({"query": long})
     rc, _, err = invoke_c1("search", long)
     assert rc == 2 and "at most 4,000" in err
+
+
+@pytest.mark.parametrize("url,fragment", [
+    ("notaurl", "give the scheme, or host:port"),
+    ("ftp://host:21", "scheme 'ftp'"),
+    ("http://host:99999", "bad port"),
+    ("http://a b:8000", "holds a space"),
+])
+def test_a_base_url_that_is_not_a_url_is_refused(c1_home, invoke_c1, monkeypatch, url, fragment):
+    """`--base-url notaurl` was taken for http://notaurl/v1 and failed later, as a server that is down."""
+    rc, out, err = invoke_c1("search", "q", "--base-url", url)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 2 and len(lines) == 1 and f"--base-url {url!r} is not a URL" in lines[0] and fragment in lines[0], err
+    monkeypatch.setenv("C1_BASE_URLS", url)
+    with pytest.raises(C1Error, match=r"\(\$C1_BASE_URLS\)"):
+        load_settings()
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "https://models.example.org", "localhost:8001", "[::1]:8000"])
+def test_a_base_url_as_people_write_it_is_taken(c1_home, url):
+    assert Settings().with_flags(base_urls=(url,)).base_urls == (url,)
