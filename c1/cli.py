@@ -58,8 +58,8 @@ def _run(fn, *args, **kwargs) -> None:
     except C1Error as exc:
         error(str(exc))
         raise typer.Exit(exc.code) from None
-    except KeyboardInterrupt:
-        error("interrupted")
+    except KeyboardInterrupt as exc:
+        error(str(exc) or "interrupted")  # a command may say what it kept (c1 index)
         _exit_now_if_busy(130)  # a loader thread inside PDFium or ONNX (OCR): finalising under it aborts
         raise typer.Exit(130) from None
     except BrokenPipeError:  # `c1 search ... | head -1`: the reader has what it wanted; stop quietly, as ripgrep does

@@ -326,6 +326,19 @@ def test_bad_input_is_skipped_listed_and_counted(c1_home, run_c1, bad_folder):
     inspect_collection(c1_home).assert_consistent()
 
 
+def test_strict_and_quiet_still_says_the_skipped_files(c1_home, run_c1, tmp_path):
+    """`--strict -q` exited 1 and printed nothing: the exit code says files were skipped, stderr says which."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "note.md").write_text("# Note\n\nThe shed key is under the blue pot.\n")
+    (folder / "empty.txt").write_bytes(b"")
+    result = run_c1("index", folder, "--strict", "-q")
+    assert result.rc == 1 and result.stdout == ""
+    assert "1 file(s) skipped" in result.stderr and f"{folder / 'empty.txt'}: empty file" in result.stderr
+    assert "added" not in result.stderr, "quiet: no summary, only what --strict fails on"
+    assert run_c1("index", folder, "-q").stderr == "", "without --strict, -q is silent"
+
+
 def test_strict_with_clean_input_exits_0(c1_home, invoke_c1, enron_folder):
     result = invoke_c1("index", enron_folder(2), "--strict", "--quiet")
     assert result.rc == 0 and result.stderr == "", result.stderr
@@ -436,6 +449,11 @@ def test_ctrl_c_exits_130_and_the_next_run_completes(c1_home, run_c1, c1_popen, 
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and "interrupted" in lines[0], err
     assert "Traceback" not in err
+    kept = read_manifest(c1_home / "collections" / "default" / "manifest.sqlite")
+    assert 0 < len(kept["files"]) < n
+    said = " ".join(lines[0].split())  # it said only "interrupted": now what was kept, and that the next run goes on
+    assert f"what was indexed is kept ({len(kept['files'])} files, {len(kept['chunks'])} chunks" in said, said
+    assert "run the same `c1 index` again to go on from there" in said
 
     result = run_c1("index", folder, "--json")
     assert result.rc == 0, result.stderr

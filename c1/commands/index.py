@@ -29,13 +29,39 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
 
         return run_watch(settings, embedder, paths, json_out=json_out, quiet=quiet, rebuild=rebuild,
                          debounce=DEBOUNCE if debounce is None else debounce)
-    with progress(not quiet and stderr_is_tty()) as on_progress:
-        report = Indexer(settings, embedder, progress=on_progress).run(paths, rebuild=rebuild)
+    try:
+        with progress(not quiet and stderr_is_tty()) as on_progress:
+            report = Indexer(settings, embedder, progress=on_progress).run(paths, rebuild=rebuild)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(interrupted(settings)) from None  # the CLI prints it (exit 130)
     if json_out:
         emit_json(report.to_json())
     if not quiet:
         _summary(report)
+    elif strict and report.skipped:  # the exit code says that files were skipped: say which, even with -q
+        _skipped(report)
     return 1 if strict and report.skipped else 0
+
+
+def interrupted(settings: Settings) -> str:
+    """What Ctrl-C left: the files committed before it are kept, and the next run goes on from there (it
+    re-reads only what is not indexed yet, and takes back the vectors kept of a long file in hand)."""
+    from c1.corpus.manifest import Manifest
+
+    path = settings.collection_dir / "manifest.sqlite"
+    try:
+        manifest = Manifest(path, readonly=True)
+        try:
+            counts, kept = manifest.counts(), manifest.kept_count()
+        finally:
+            manifest.close()
+    except Exception:  # nothing was written yet (or it cannot be read now): nothing to keep
+        return "interrupted before anything was indexed"
+    line = (f"interrupted: what was indexed is kept ({counts['files']:,} files, {counts['chunks']:,} chunks in "
+            f"{settings.collection!r}); run the same `c1 index` again to go on from there")
+    if kept:
+        line += f", reusing the {kept:,} chunks already embedded of the file in hand"
+    return line
 
 
 def _summary(report) -> None:
@@ -52,13 +78,18 @@ def _summary(report) -> None:
     if report.unsupported:
         con.print(_unsupported_line(report.unsupported), soft_wrap=True, markup=False)
     if report.skipped:
-        warn(f"{len(report.skipped)} file(s) skipped:")
-        for item in report.skipped[:20]:
-            con.print(f"  {printable(item['path'])}: {item['reason']}", soft_wrap=True, markup=False)
-        if len(report.skipped) > 20:
-            con.print(f"  … and {len(report.skipped) - 20} more (see --json)")
+        _skipped(report)
     for item in report.warnings[:5]:
         warn(f"{printable(item['path'])}: {item['warning']}")
+
+
+def _skipped(report) -> None:
+    con = err()
+    warn(f"{len(report.skipped)} file(s) skipped:")
+    for item in report.skipped[:20]:
+        con.print(f"  {printable(item['path'])}: {item['reason']}", soft_wrap=True, markup=False)
+    if len(report.skipped) > 20:
+        con.print(f"  … and {len(report.skipped) - 20} more (see --json)")
 
 
 def _unsupported_line(counts: dict[str, int]) -> str:

@@ -302,6 +302,10 @@ class Manifest:
         """What :meth:`keep_vectors` kept for ``path`` (an interrupted run's work)."""
         return {k: v for k, v in self.db.execute("SELECT input, vector FROM embedded WHERE path=?", (path,))}
 
+    def kept_count(self) -> int:
+        """How many vectors :meth:`keep_vectors` holds (a long file's, of an interrupted run)."""
+        return self.db.execute("SELECT COUNT(*) FROM embedded").fetchone()[0]
+
     def has_kept_vectors(self) -> bool:
         return self.db.execute("SELECT 1 FROM embedded LIMIT 1").fetchone() is not None
 
