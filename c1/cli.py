@@ -156,12 +156,13 @@ def status(
     chroma_url: ChromaUrl = None,
     json_out: Json = False,
     no_daemon: NoDaemon = False,
+    evals: Annotated[bool, typer.Option("--eval", help="List the collections `c1 eval` made too.")] = False,
 ) -> None:
     """Show collections: documents, chunks, embedder, store location, and whether the indexes agree."""
     from c1.commands.status import run_status
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, daemon=_daemon_flag(no_daemon))
-    _run(run_status, settings, only=collection, json_out=json_out)
+    _run(run_status, settings, only=collection, json_out=json_out, evals=evals)
 
 
 # rm ------------------------------------------------------------------------------------------

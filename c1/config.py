@@ -85,6 +85,15 @@ def collection_name_problem(name: str) -> str | None:
             "starting and ending with a letter or digit")
 
 
+EVAL_COLLECTION = re.compile(r"eval-.+-q?[0-9a-f]{16}")
+"""The collections ``c1 eval`` makes (c1/eval/runner.py ``collection_name``): ``eval-<dataset>-<hash>``."""
+
+
+def is_eval_collection(name: str) -> bool:
+    """Whether ``name`` is a collection of ``c1 eval``'s (kept apart from the user's in listings)."""
+    return EVAL_COLLECTION.fullmatch(name) is not None
+
+
 RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     # name: (minimum, maximum, minimum excluded)
     "max_file_mb": (0, None, True),

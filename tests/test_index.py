@@ -582,3 +582,34 @@ def test_byte_identical_copies_are_one_result_listing_their_paths(run_c1, tmp_pa
     (alone,) = [d for d in run_c1("search", "when is the boiler serviced", "--json").json()["documents"]
                 if "boiler" in d["path"]]
     assert alone["path"] == str(original) and "paths" not in alone
+
+
+def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_path):
+    """`c1 eval`'s collections (dozens: one per dataset, embedder and question) were listed with the user's in
+    `c1 status`, /health and MCP."""
+    from c1.commands.mcp import _status
+    from c1.config import load_settings
+    from c1.eval.runner import collection_name
+    from c1.serve.api import SearchService
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Boiler\n\nThe boiler is serviced every October.\n")
+    name = collection_name("hotpotqa", "0123abcd", load_settings(), "all-MiniLM-L6-v2", True)
+    assert run_c1("index", notes, "-q").rc == 0 and run_c1("index", notes, "-c", name, "-q").rc == 0
+    status = run_c1("status", "--json")
+    assert status.rc == 0 and [r["collection"] for r in status.json()["collections"]] == ["default"]
+    assert status.json()["eval_collections_hidden"] == 1
+    plain = run_c1("status")
+    assert plain.stdout.splitlines() == ["default\t1 documents\t1 chunks\tconsistent"]
+    assert "c1 status --eval" in plain.stderr
+    both = run_c1("status", "--eval", "--json").json()["collections"]
+    assert sorted(r["collection"] for r in both) == sorted(["default", name])
+    assert run_c1("status", "-c", name, "--json").json()["collections"][0]["collection"] == name
+    assert [r["collection"] for r in _status(load_settings())["collections"]] == ["default"]
+    service = SearchService(load_settings(), max_concurrency=1)
+    try:
+        assert service.collections() == ["default"]
+        assert service.corpus(name) is not None, "named, it is still searched"
+    finally:
+        service.close()
