@@ -10,6 +10,7 @@ from pathlib import Path
 from c1.config import Settings, query_problem
 from c1.console import emit_json, err, note, printable, stderr_is_tty, warn
 from c1.errors import C1Error
+from c1.said import first_time
 
 
 def run_search_command(settings: Settings, query: str | None, *, json_out: bool, jsonl: bool, quiet: bool,
@@ -32,7 +33,7 @@ def run_search_command(settings: Settings, query: str | None, *, json_out: bool,
         raise C1Error("--json and --jsonl are exclusive")
     if save_trajectory:
         check_writable(save_trajectory, "--save-trajectory")
-    show = _Shown(settings, jsonl, quiet)
+    show = _Shown(settings, jsonl, quiet, json_out)
     result = None
     if uses_daemon(settings):
         from c1.daemon.client import search_via_daemon
@@ -64,8 +65,8 @@ class _Shown:
     """What the user sees on stderr while a search runs: the policy note, the corpus warnings, the live
     view, and the ``--jsonl`` events — fed by an in-process search or by the resident process alike."""
 
-    def __init__(self, settings: Settings, jsonl: bool, quiet: bool):
-        self.jsonl, self.quiet = jsonl, quiet
+    def __init__(self, settings: Settings, jsonl: bool, quiet: bool, json_out: bool = False):
+        self.jsonl, self.quiet, self.json_out, self.home = jsonl, quiet, json_out, settings.home
         self.consumers = []
         self.said = False
         if not quiet and stderr_is_tty():
@@ -81,8 +82,8 @@ class _Shown:
         self.said = True
         if policy_warning:  # the user named a model server that cannot be used: said even with --quiet
             warn(policy_warning)
-        elif not self.quiet and not self.jsonl:
-            note(f"c1: {policy_note}")
+        elif not self.quiet and not self.jsonl and (first_time(self.home, "policy", policy_note) or self.json_out):
+            note(f"c1: {policy_note}")  # once per home (c1/said.py), every time with --json
         for line in warnings:
             warn(line)
 
