@@ -613,3 +613,43 @@ def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_pat
         assert service.corpus(name) is not None, "named, it is still searched"
     finally:
         service.close()
+
+
+def test_the_progress_lines_at_80_columns(c1_home, tmp_path, monkeypatch, shared_data):
+    """The progress line at 80 columns read "indexing ━━ 0… files 0 chunks · 0.0/s 0… ETA -…", with no file
+    name, no chunk total, and "ETA 3:33:35" two files in (an ETA by files). Rendered here from the states a
+    real run reports: the file in hand with its chunks done of its total, a share and a time left by bytes."""
+    import dataclasses
+
+    from rich.cells import cell_len
+
+    import c1.corpus.indexer as ix
+    from c1.commands.index import progress_lines
+    from c1.config import load_settings
+    from c1.corpus.embedders import make_embedder
+
+    folder = tmp_path / "mixed [2019] folder"
+    folder.mkdir()
+    rows = (shared_data / "hotpotqa" / "hotpotqa_dev_distractor_200.jsonl").read_text().splitlines()[:12]
+    paragraphs = [" ".join(p[1]) for r in map(json.loads, rows) for p in r["context"]]
+    long_name = "the quarterly report of the northern region (final, reviewed by legal) v2.txt"
+    (folder / long_name).write_text("\n\n".join(paragraphs))
+    for i in range(3):
+        (folder / f"note {i}.md").write_text(f"# Note {i}\n\n{paragraphs[i]}\n")
+    monkeypatch.setattr(ix, "BATCH_CHUNKS", 8)
+    states = []
+    ix.Indexer(load_settings(), make_embedder(), progress=lambda p: states.append(dataclasses.replace(p))).run([str(folder)])
+    in_long = [s for s in states if s.current.endswith(long_name) and 0 < s.file_chunks_done < s.file_chunks]
+    assert len(in_long) >= 3, "the long file is embedded over several rounds"
+    shares = []
+    for s in states:
+        lines = progress_lines(s, 30.0, 80)
+        assert all(cell_len(line) <= 80 for line in lines), lines
+        assert lines[0].startswith("indexing ") and f"{s.files_done}/{s.files_total} files" in lines[0]
+        if s in in_long:
+            assert lines[1].endswith(f"chunk {s.file_chunks_done:,}/{s.file_chunks:,}"), lines
+            assert lines[1].lstrip().startswith("the quarterly report"), lines
+            assert re.search(r" \d+:\d\d left$", lines[0]), lines
+            shares.append((s.files_done, int(re.search(r"(\d+)%", lines[0]).group(1))))
+    assert shares == sorted(shares) and shares[-1][1] > shares[0][1] > 0, shares
+    assert len({done for done, _ in shares}) == 1, "by bytes, the share moves inside a file, before it is committed"
