@@ -569,6 +569,35 @@ def eval_compare(
     _run(run_compare_command, a, b, json_out=json_out)
 
 
+# completions ---------------------------------------------------------------------------------
+@app.command()
+def completions(
+    shell: Annotated[str, typer.Argument(help="bash, zsh or fish.")],
+) -> None:
+    """Print the shell completion script (commands, options, --policy and other values, collection names).
+
+    bash: c1 completions bash > ~/.local/share/bash-completion/completions/c1
+    zsh: c1 completions zsh > ~/.zfunc/_c1 (with ~/.zfunc on $fpath, then compinit)
+    fish: c1 completions fish > ~/.config/fish/completions/c1.fish
+    """
+    from c1.errors import C1Error
+
+    def body() -> int:
+        from c1.docs_gen import SHELLS, completion_script
+
+        if shell not in SHELLS:
+            raise C1Error(f"no completion for {shell!r}: bash, zsh or fish")
+        if _FULL is not None:  # the generator reads every command, which _build_only left out
+            app.registered_commands, app.registered_groups = _FULL
+        sys.stdout.write(completion_script(shell))
+        return 0
+
+    _run(body)
+
+
+_FULL = None
+
+
 def main() -> None:
     _build_only(sys.argv[1:2])
     app()
@@ -586,6 +615,8 @@ def _build_only(first: list[str]) -> None:
     commands = [c for c in app.registered_commands if (c.name or get_command_name(c.callback.__name__)) == first[0]]
     groups = [g for g in app.registered_groups if g.name == first[0]]
     if commands or groups:
+        global _FULL
+        _FULL = (app.registered_commands, app.registered_groups)
         app.registered_commands = commands
         app.registered_groups = groups
 
