@@ -54,6 +54,7 @@ def interrupted(settings: Settings) -> str:
         manifest = Manifest(path, readonly=True)
         try:
             counts, kept = manifest.counts(), manifest.kept_count()
+            counts["files"] = manifest.indexed_count()  # not those skipped (kept to be retried)
         finally:
             manifest.close()
     except Exception:  # nothing was written yet (or it cannot be read now): nothing to keep

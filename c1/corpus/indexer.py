@@ -399,6 +399,7 @@ class Indexer:
             if self.stop is not None and self.stop.is_set():
                 break  # what is loaded is written below; the rest keeps its old record, for the next run
             self.state.current, self.state.page, self.state.pages = item.rec.path, 0, 0
+            self.state.file_chunks = self.state.file_chunks_done = 0  # not embedded yet
             if item.skip:
                 report.skipped.append({"path": item.rec.path, "reason": item.skip})
                 item.docs = []

@@ -302,6 +302,10 @@ class Manifest:
         """What :meth:`keep_vectors` kept for ``path`` (an interrupted run's work)."""
         return {k: v for k, v in self.db.execute("SELECT input, vector FROM embedded WHERE path=?", (path,))}
 
+    def indexed_count(self) -> int:
+        """Files indexed (skipped ones are recorded without a hash, to be retried)."""
+        return self.db.execute("SELECT COUNT(*) FROM files WHERE hash IS NOT NULL").fetchone()[0]
+
     def kept_count(self) -> int:
         """How many vectors :meth:`keep_vectors` holds (a long file's, of an interrupted run)."""
         return self.db.execute("SELECT COUNT(*) FROM embedded").fetchone()[0]
