@@ -149,7 +149,7 @@ def test_sse_stream(api, hotpot_index: HotpotIndex):
     ({"query": 5}, 400, "'query' must be a string"),
     ({"query": "x", "max_docs": "3"}, 400, "'max_docs' must be an integer"),
     ({"query": "x", "max_docs": True}, 400, "'max_docs' must be an integer"),
-    ({"query": "x", "parallel": 0}, 400, "between 1 and 16"),
+    ({"query": "x", "parallel": 0}, 400, "between 1 and 32"),
     ({"query": "x", "stream": "yes"}, 400, "'stream' must be a boolean"),
     ({"query": "x", "policy": "magic"}, 400, "auto, llm or builtin"),
     ({"query": "x", "k": 3}, 400, "unknown field(s) k"),

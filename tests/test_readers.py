@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -135,6 +137,40 @@ def test_status_and_search_work_in_a_read_only_home(readonly_home, indexed, tmp_
     run_c1("rm", "-c", "default", env=env).assert_one_line_error(2, "cannot write the index in")
     assert _snapshot(readonly_home) == before, "nothing written"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("c1-readonly-")], "private copies removed at exit"
+
+
+def test_a_read_only_copy_reads_the_write_ahead_log(run_c1, c1_home, notes, tmp_path):
+    """A home copied while a process holds its manifest open (the resident process, `c1 watch`, `c1 serve`)
+    keeps its last changes in manifest.sqlite-wal. Read-only, SQLite's immutable open ignored that log: the
+    copy served the previous text of a note, and counted the documents of the run before."""
+    assert run_c1("index", notes, "--quiet").rc == 0
+    holder = sqlite3.connect(c1_home / "collections" / "default" / "manifest.sqlite")
+    holder.execute("SELECT COUNT(*) FROM meta").fetchone()
+    try:
+        (notes / "glacier.md").write_text(GLACIER.replace("Zanzibar", "Patagonia"))
+        (notes / "ferry.md").write_text(FERRY)
+        assert run_c1("index", notes, "--quiet").rc == 0
+        shutil.copytree(c1_home, tmp_path / "copy")  # as `cp -a` does, while the holder is open
+    finally:
+        holder.close()
+    assert (tmp_path / "copy" / "collections" / "default" / "manifest.sqlite-wal").stat().st_size > 0
+    writable = run_c1("status", "--json").json()["collections"][0]
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    with readonly_view(tmp_path / "copy", tmp_path / "ro") as view:
+        env = {"C1_HOME": str(view), "TMPDIR": str(temp)}
+        status = run_c1("status", "--json", env=env)
+        assert status.rc == 0, status.stderr
+        (row,) = status.json()["collections"]
+        assert row["documents"] == writable["documents"] == 2 and row["chunks"] == writable["chunks"]
+        assert row["consistent"], row
+        found = run_c1("search", "glacier survey moraines", "--json", env=env)
+        assert found.rc == 0, found.stderr
+        top = found.json()["documents"][0]
+        assert top["path"] == str(notes / "glacier.md")
+        text = " ".join(c["text"] for c in top["chunks"])
+        assert "Patagonia" in text and "Zanzibar" not in text, text
+    assert not [p for p in temp.iterdir() if p.name.startswith("c1-readonly-")], "private copies removed at exit"
 
 
 # --- pipes closed early --------------------------------------------------------------------------------

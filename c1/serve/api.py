@@ -49,7 +49,7 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from c1 import __version__
-from c1.config import Settings, collection_name_problem
+from c1.config import MAX_QUERY_CHARS, Settings, bounds, check_together, collection_name_problem, is_eval_collection
 from c1.errors import C1Error
 
 DEFAULT_HOST = "127.0.0.1"
@@ -63,8 +63,7 @@ FIELDS = {
     "query": str, "collection": str, "max_docs": int, "parallel": int, "budget": int,
     "max_turns": int, "policy": str, "stream": bool,
 }
-LIMITS = {"max_docs": (1, 100), "parallel": (1, 16), "budget": (1024, 1_048_576), "max_turns": (1, 256)}
-MAX_QUERY_CHARS = 4000
+LIMITS = {name: bounds(name) for name in ("max_docs", "parallel", "budget", "max_turns")}  # the CLI's (c1.config)
 POLICY_CACHE_S = 30.0
 
 
@@ -156,17 +155,19 @@ class SearchService:
             self.tool_names = parse_tool_names(settings.tool_names)
 
     # collections ------------------------------------------------------------------------
-    def collections(self) -> list[str]:
+    def collections(self, evals: bool = False) -> list[str]:
+        """The home's collections (``c1 eval``'s only with ``evals``: /health lists the user's)."""
         root = self.settings.home / "collections"
         if not root.is_dir():
             return []
-        return sorted(p.name for p in root.iterdir() if (p / "manifest.sqlite").exists())
+        return sorted(p.name for p in root.iterdir() if (p / "manifest.sqlite").exists()
+                      and (evals or not is_eval_collection(p.name)))
 
     def corpus(self, name: str):
         with self._corpora_lock:
             if name in self._corpora:
                 return self._corpora[name]
-            if name not in self.collections():
+            if name not in self.collections(evals=True):
                 raise ApiError(404, f"no collection {name!r} under this server's index home")
             from c1.agent.corpus import Corpus
 
@@ -237,7 +238,10 @@ class SearchService:
         """Settings, corpus and policy for a request: fails fast (before any slot is used)."""
         overrides = {k: fields[k] for k in ("collection", "max_docs", "parallel", "budget", "max_turns", "policy")
                      if k in fields}
-        settings = replace(self.settings, **overrides)
+        try:
+            settings = check_together(replace(self.settings, **overrides))  # a budget with the server's hard cutoff
+        except C1Error as exc:
+            raise ApiError(400, str(exc)) from None
         corpus = self.corpus(settings.collection)
         return settings, corpus, self.choice(settings), self.tool_names
 
