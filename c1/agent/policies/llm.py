@@ -41,7 +41,7 @@ import httpx
 
 from c1.agent import prompts
 from c1.agent.context import ToolCall
-from c1.agent.policy import AgentState, PolicyError, Reply
+from c1.agent.policy import AgentState, ModelServerError, PolicyError, Reply
 from c1.agent.tools import PARAMS, tool_names
 from c1.errors import C1Error
 
@@ -128,7 +128,7 @@ def _transport_reason(exc: Exception) -> str:
     return f"{type(exc).__name__}: {_short(exc, 80) or 'connection closed'}"
 
 
-class NoModelList(PolicyError):
+class NoModelList(ModelServerError):
     """The server answers but does not list its models (no ``GET /models``)."""
 
 
@@ -171,16 +171,16 @@ class ChatClient:
                 self.native_tools = True  # vLLM runs with --enable-auto-tool-choice (c1 serve)
             return models
         except (ValueError, TypeError, KeyError, AttributeError):
-            raise PolicyError(f"model server {self.base_url}: /models did not answer a model list") from None
+            raise ModelServerError(f"model server {self.base_url}: /models did not answer a model list") from None
 
     def chat(self, payload: dict) -> dict:
         resp = self._request("POST", "/chat/completions", payload)
         try:
             data = resp.json()
         except ValueError:
-            raise PolicyError(f"model server {self.base_url}: the reply is not JSON: {_short(resp.text, 120)!r}") from None
+            raise ModelServerError(f"model server {self.base_url}: the reply is not JSON: {_short(resp.text, 120)!r}") from None
         if not isinstance(data, dict) or not data.get("choices"):
-            raise PolicyError(f"model server {self.base_url}: the reply has no choices: {_short(json.dumps(data), 160)}")
+            raise ModelServerError(f"model server {self.base_url}: the reply has no choices: {_short(json.dumps(data), 160)}")
         return data
 
     def _request(self, method: str, path: str, payload: dict | None, timeout: float | None = None,
@@ -189,7 +189,7 @@ class ChatClient:
         kwargs: dict = {"json": payload} if payload is not None else {}
         if timeout is not None:
             kwargs["timeout"] = httpx.Timeout(timeout)
-        last, last_resp = "", None
+        last, last_resp, status = "", None, None
         for attempt in range(retries + 1):
             if attempt:
                 time.sleep(self._delay(attempt, last_resp))
@@ -197,13 +197,13 @@ class ChatClient:
             try:
                 resp = self.http.request(method, path, **kwargs)
             except httpx.ReadTimeout:
-                raise PolicyError(
+                raise ModelServerError(
                     f"model server {self.base_url}: no reply within {timeout or self.timeout:g} s") from None
             except httpx.TransportError as exc:
-                last = _transport_reason(exc)
+                last, status = _transport_reason(exc), None
                 continue
             if resp.status_code in self.RETRY_STATUS:
-                last = f"HTTP {resp.status_code}: {_server_message(resp)}"
+                last, status = f"HTTP {resp.status_code}: {_server_message(resp)}", resp.status_code
                 last_resp = resp
                 continue
             if resp.status_code >= 400:
@@ -212,12 +212,12 @@ class ChatClient:
                     hint = " (check --api-key / C1_API_KEY)"
                 elif resp.status_code == 404 and path == "/chat/completions":
                     hint = " (check --model and --base-url)"
-                error = PolicyError(f"model server {self.base_url}: HTTP {resp.status_code}: {_server_message(resp)}{hint}")
-                error.status = resp.status_code
-                raise error
+                raise ModelServerError(f"model server {self.base_url}: HTTP {resp.status_code}: {_server_message(resp)}{hint}",
+                                       resp.status_code)
             return resp
         tries = f" after {retries + 1} attempts" if retries else ""
-        raise PolicyError(f"model server {self.base_url} unreachable{tries}: {last}")
+        what = "failed" if status is not None else "unreachable"
+        raise ModelServerError(f"model server {self.base_url} {what}{tries}: {last}", status)
 
     def _delay(self, attempt: int, resp: httpx.Response | None) -> float:
         if resp is not None:
@@ -416,7 +416,8 @@ def parse_reply(data: dict, known: set[str] | dict[str, str] = frozenset(), text
         calls, text = extract_tool_calls(content, known)
     usage = data.get("usage") or {}
     return Reply(text=text.strip() if calls else content.strip(), tool_calls=calls, reasoning=reasoning,
-                 prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"))
+                 prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+                 truncated=choice.get("finish_reason") == "length")
 
 
 # --- the policy -------------------------------------------------------------------------------
