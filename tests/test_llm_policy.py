@@ -17,7 +17,7 @@ from c1.agent.policies import choose_policy
 from c1.agent.policies.llm import (
     ChatClient, LLMPolicy, extract_tool_calls, normalize_base_url, parse_reply, parse_tool_names,
 )
-from c1.agent.policy import PolicyError
+from c1.agent.policy import ModelServerError, PolicyError
 from c1.agent.tools import ToolConfig
 from c1.config import Settings
 from c1.errors import C1Error
@@ -394,16 +394,66 @@ def test_loop_with_renamed_tools_and_calls_in_content(corpus, hotpot_index: Hotp
     assert finished.stop_reason == "unparsed_answer" and result.documents  # the fallback ranking
 
 
-def test_server_failing_mid_run_ends_the_run_with_an_error(corpus, hotpot_index: HotpotIndex):
+def test_server_failing_mid_run_is_a_server_error_not_an_empty_result(corpus, hotpot_index: HotpotIndex):
+    """HTTP 500 after retries: the run reports it and the search raises the typed error (exit 2 /
+    HTTP 502 in the front ends), never a result that reads as "nothing found"."""
     script = [Step(body=completion(None, [("search_corpus", {"query": "pH Danish chemist"})]))]
     with ScriptedServer(script, default=Step(500, {"error": {"message": "engine died"}})) as srv:
         settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,))
         choice = choose_policy(settings)
         factory = lambda i: replace(choice.factory(i), client=ChatClient(srv.base_url, backoff=0.01, retries=1))  # noqa: E731
-        result, events = run(corpus, settings, hotpot_index.questions[2]["question"], factory)
+        events: list[ev.Event] = []
+        from c1.agent.search import run_search
+
+        with pytest.raises(ModelServerError) as info:
+            run_search(corpus, settings, hotpot_index.questions[2]["question"], factory, events.append)
+    assert "HTTP 500: engine died" in str(info.value) and "\n" not in str(info.value) and info.value.code == 2
     errors = [e for e in events if isinstance(e, ev.RunError)]
-    assert len(errors) == 1 and "HTTP 500: engine died" in errors[0].message and "\n" not in errors[0].message
-    assert result.stats["stop_reasons"] == ["error"] and result.documents  # what it had seen
+    assert len(errors) == 1 and errors[0].message == str(info.value)
+    assert not any(isinstance(e, ev.Finished) for e in events)
+
+
+def test_a_reply_cut_by_max_tokens_is_a_budget_stop_not_the_answer(corpus, hotpot_index: HotpotIndex):
+    """finish_reason "length" with analysis-like text: not an answer. The run stops ``truncated``,
+    says so, and returns the documents it was shown (the fallback), not an empty "answer"."""
+    q = hotpot_index.questions[0]
+    gold = hotpot_index.doc_by_title["Neil Peart"]
+    cut = completion(f'We need to check <Document id="{gold}"> and then maybe the other one, let me think whether')
+    cut["choices"][0]["finish_reason"] = "length"
+    script = [Step(body=completion(None, [("search_corpus", {"query": "Neil Peart drummer"})])), Step(body=cut)]
+    with ScriptedServer(script) as srv:
+        settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=6)
+        result, events = run(corpus, settings, q["question"])
+        bodies = srv.chat_requests()
+    assert len(bodies) == 2
+    finished = [e for e in events if isinstance(e, ev.Finished)][0]
+    assert finished.stop_reason == "truncated" and result.stats["stop_reasons"] == ["truncated"]
+    cut_events = [e for e in events if isinstance(e, ev.ReplyTruncated)]
+    assert len(cut_events) == 1 and cut_events[0].turn == 2 and cut_events[0].cap == bodies[1]["max_tokens"]
+    shown = {r.doc_id for e in events if isinstance(e, ev.ToolResult) for r in e.chunks}
+    assert len(result.documents) == min(len(shown), settings.max_docs) > 1, "the fallback ranking, not the cut text's one id"
+    assert {d["id"] for d in result.documents} <= shown and cut_events[0].documents == len(shown)
+
+
+def test_a_final_id_the_run_never_saw_is_not_returned(corpus, hotpot_index: HotpotIndex):
+    """The model names a real document of the corpus that no tool ever showed it: dropped."""
+    titles = list(hotpot_index.doc_by_title)
+    script = [Step(body=completion(None, [("grep_corpus", {"pattern": "Modern Drummer"})]))]
+    with ScriptedServer(script) as srv:
+        settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=4)
+        first, events = run(corpus, settings, hotpot_index.questions[0]["question"])
+    shown = {r.doc_id for e in events if isinstance(e, ev.ToolResult) for r in e.chunks}
+    unseen = next(hotpot_index.doc_by_title[t] for t in titles if hotpot_index.doc_by_title[t] not in shown)
+    seen = sorted(shown)[0]
+    final = (f'<Document id="{unseen}"><Justification>made up</Justification></Document>\n'
+             f'<Document id="{seen}"><Justification>seen</Justification></Document>')
+    script = [Step(body=completion(None, [("grep_corpus", {"pattern": "Modern Drummer"})])), Step(body=completion(final))]
+    with ScriptedServer(script) as srv:
+        settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=4)
+        result, events = run(corpus, settings, hotpot_index.questions[0]["question"])
+    assert corpus.doc(unseen) is not None, "the invented id exists in the corpus"
+    assert [d["id"] for d in result.documents] == [seen]
+    assert result.stats["stop_reasons"] == ["answer"]
 
 
 # --- the CLI ----------------------------------------------------------------------------------
@@ -416,6 +466,25 @@ def test_cli_policy_llm_with_server_down(hotpot_index: HotpotIndex):
     res = run_cli(["search", "who?", "--policy", "llm", "--base-url", url], hotpot_index.env, timeout=120)
     line = res.assert_one_line_error(2, "connection refused", url)
     assert res.stdout == "" and line
+
+
+@pytest.mark.parametrize("step, reason", [
+    (Step(500, {"error": {"message": "engine died"}}), "HTTP 500: engine died"),
+    (Step(200, "<html><body><h1>502 Bad Gateway</h1> nginx</body></html>"), "the reply is not JSON"),
+])
+def test_cli_a_failing_model_server_is_exit_2_with_its_reason(hotpot_index: HotpotIndex, step, reason):
+    """The server lists its model but fails every chat request: one line naming the server and its
+    reason, exit 2 — not "nothing found" (exit 1), with or without --json."""
+    from conftest import run_cli
+
+    with ScriptedServer(default=step) as srv:
+        for extra in ([], ["--json"]):
+            res = run_cli(["search", "who drummed for Rush?", "--policy", "llm", "--base-url", srv.base_url,
+                           "--no-daemon", *extra], hotpot_index.env, timeout=180)
+            assert res.rc == 2 and res.stdout == "" and "Traceback" not in res.stderr, res.stderr
+            lines = res.stderr.strip().splitlines()
+            assert lines[-1].startswith("c1: error: model server") and reason in lines[-1] and srv.base_url in lines[-1]
+            assert "nothing found" not in res.stderr and len(lines) <= 2  # the policy note, the error
 
 
 def test_cli_auto_falls_back_and_says_so(hotpot_index: HotpotIndex):
