@@ -138,15 +138,20 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--systems", default="builtin,llm")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "llm_eval.json")
+    ap.add_argument("--home", type=Path, default=Path.home() / ".cache" / "c1-bench" / "llm-eval-home",
+                    help="C1_HOME of the run: the pooled index is built there once (minutes) and reused")
+    ap.add_argument("--setting", default="pooled", help="pooled (all questions' paragraphs) or per-question")
+    ap.add_argument("--timeout", type=float, default=1200.0, help="seconds per chat completion (C1_MODEL_TIMEOUT)")
     args = ap.parse_args()
     if not args.data.exists():
         sys.exit(f"llm_eval: {args.data} not found (set C1_SHARED_DATA)")
     work = Path(tempfile.mkdtemp(prefix="c1-llm-eval-"))
-    env = {**os.environ, "C1_HOME": str(work / "home"), "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "C1_HOME": str(args.home), "C1_MODEL_TIMEOUT": str(args.timeout),
+           "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     started = time.perf_counter()
     proc, base, model = start_server(args.n_ctx, args.threads, work / "llama-server.log")
     command = [sys.executable, "-m", "c1", "eval", "hotpotqa", str(args.data), "--systems", args.systems,
-               "--limit", str(args.questions), "--budget", str(args.budget), "--max-turns", str(args.max_turns),
+               "--limit", str(args.questions), "--setting", args.setting, "--budget", str(args.budget), "--max-turns", str(args.max_turns),
                "--base-url", base, "--model", model, "--temperature", "0", "--seed", "0", "--out", str(work / "run"),
                "--no-plot", "--json"]
     try:
@@ -159,7 +164,7 @@ def main() -> int:
     rows = [json.loads(line) for line in (work / "run" / "results.jsonl").read_text().splitlines() if line.strip()]
     summary = {
         "model": model, "data": str(args.data), "questions": args.questions, "budget": args.budget,
-        "max_turns": args.max_turns, "n_ctx": args.n_ctx, "threads": args.threads,
+        "max_turns": args.max_turns, "setting": args.setting, "n_ctx": args.n_ctx, "threads": args.threads,
         "wall_seconds": round(time.perf_counter() - started, 1), "systems": summarize(rows),
         "command": "nice -n 10 python bench/llm_eval.py " + " ".join(sys.argv[1:]),
         "rows": [{"system": r["system"], "qid": r["qid"], "answer_found": r["metrics"]["answer_found"],

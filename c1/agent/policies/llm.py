@@ -46,7 +46,8 @@ from c1.agent.tools import PARAMS, tool_names
 from c1.errors import C1Error
 
 DEFAULT_TIMEOUT = 300.0
-"""Seconds to wait for one chat completion (a long reasoning turn on a big model)."""
+"""Seconds to wait for one chat completion (a long reasoning turn on a big model); the environment
+variable ``C1_MODEL_TIMEOUT`` overrides it (a small model on a slow CPU)."""
 PROBE_TIMEOUT = 2.0
 """Seconds ``--policy auto`` waits for ``GET /models`` before falling back to the built-in policy."""
 CHECK_TIMEOUT = 10.0
@@ -486,6 +487,11 @@ def choose(settings, fallback: Callable, *, tool_names: dict | None = None, max_
     from c1.agent.policies import PolicyChoice
 
     mode = settings.policy
+    if timeout == DEFAULT_TIMEOUT and os.environ.get("C1_MODEL_TIMEOUT"):
+        try:
+            timeout = float(os.environ["C1_MODEL_TIMEOUT"])
+        except ValueError:
+            raise C1Error(f"C1_MODEL_TIMEOUT={os.environ['C1_MODEL_TIMEOUT']!r} is not a number of seconds") from None
     if max_tokens is None:
         max_tokens = getattr(settings, "max_tokens", None)
     names = parse_tool_names(tool_names if tool_names is not None else getattr(settings, "tool_names", None))
