@@ -444,7 +444,7 @@ def train_rl(
     renderer: Renderer = "auto",
     reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high: the harmony system message.")] = None,
     start_date: StartDate = None,
-    vllm_url: Annotated[Optional[str], typer.Option("--vllm-url", help="vLLM server for rollouts (--enable-lora, runtime LoRA updating); default: generate in process.")] = None,
+    vllm_url: Annotated[Optional[str], typer.Option("--vllm-url", help="vLLM server for rollouts (start it with c1 serve --rollout); default: generate in process.")] = None,
     vllm_model: Annotated[Optional[str], typer.Option("--vllm-model", help="Base model name on the vLLM server [default: --model].")] = None,
     budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
     max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per rollout [default: 24].")] = None,
