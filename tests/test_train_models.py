@@ -495,3 +495,28 @@ def test_the_rollouts_of_a_group_share_the_pool(hotpot, tiny, tmp_path):
     groups = trainer.rollouts(tasks[:1], beta=4.0)
     assert [len(g) for g in groups] == [4] and [r.index for r in groups[0]] == [0, 1, 2, 3]
     assert gen.most == 4, f"the four rollouts of one task ran {gen.most} at a time"
+
+
+def test_a_sampled_turn_cut_before_its_stop_token_is_truncated(hotpot):
+    """The RL sampler's turn that hits max_new_tokens (no <|call|> / <|return|> at its end) is a
+    budget stop of the loop (``truncated``), never the answer."""
+    pytest.importorskip("openai_harmony")
+    from c1 import harmony as hm
+    from c1.agent.tools import ToolConfig
+    from c1.train.collect import run_task
+    from c1.train.policy import TokenPolicy
+    from c1.train.render import HarmonyRenderer
+
+    settings, corpus, tasks, _ = hotpot
+    answer = hm.completion_ids({"role": "assistant", "content": '<Document id="x"><Justification>j</Justification></Document>'})
+
+    class Cut:
+        def generate(self, prompt_ids, max_new_tokens, temperature, stop_ids):
+            return answer[:-1]  # the same answer without its <|return|>: cut at the cap
+
+    renderer = HarmonyRenderer(start_date="2026-01-01")
+    res = run_task(corpus, settings, tasks[0], TokenPolicy(renderer, Cut(), max_new_tokens=64), 0, ToolConfig())
+    assert res.finished.stop_reason == "truncated"
+    whole = run_task(corpus, settings, tasks[0], TokenPolicy(renderer, type("W", (), {
+        "generate": lambda self, *a: list(answer)})(), max_new_tokens=64), 0, ToolConfig())
+    assert whole.finished.stop_reason in ("answer", "unparsed_answer")
