@@ -194,6 +194,23 @@ def test_a_multi_call_teacher_turn_trains_what_the_sampler_stops_at():
     assert _stops_inside(final, r.stop_ids) == [len(final) - 1] and final[-1] == ret
     packed = pack_turns([Turn(p, c) for p, c in pairs] + [Turn(r.prompt_ids(after, []), final)])
     assert len(packed) == 1 and len(packed[0].spans) == 3
+    # and SFT builds exactly those samples from a collected trajectory record
+    from c1.train.sft import build_samples
+
+    record = {"task_id": "t", "run": 0, "tools": [], "steps": [{"n_messages": 2, "pruned": []}, {"n_messages": 5, "pruned": []}],
+              "messages": [{"role": "system", "content": "Find documents."}, {"role": "user", "content": "Who drummed for Rush?"},
+                           {"role": "assistant", "content": "", "reasoning": "two independent lookups",
+                            "tool_calls": [{"id": c["id"], "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+                                           for c in TWO_CALLS["tool_calls"]]},
+                           *[{"role": "tool", "tool_call_id": m["tool_call_id"], "name": m["name"], "content": m["content"]}
+                             for m in TWO_RESULTS],
+                           {"role": "assistant", "content": '<Document id="a"></Document>'}]}
+    samples, rep = build_samples([record], r, 100_000)
+    assert (rep.turns, rep.samples, rep.unrenderable) == (2, 3, 0)
+    for sample in samples:
+        completion = [t for t, label in zip(sample["input_ids"], sample["labels"]) if label != -100]
+        assert _stops_inside(completion, r.stop_ids) == [len(completion) - 1]
+    assert [sample["input_ids"] for sample in samples[:2]] == [p + c for p, c in pairs]
 
 
 def test_a_multi_call_turn_is_one_chat_template_generation(tiny):
