@@ -171,7 +171,7 @@ def main() -> int:
                   "full_recall": r["metrics"]["full_recall"], "turns": r["cost"].get("turns"),
                   "tool_calls": r["cost"].get("tool_calls"), "errors": r["cost"].get("errors"),
                   "repeated_calls": r["cost"].get("repeated_calls"), "stop_reasons": r.get("stop_reasons"),
-                  "seconds": r["cost"].get("seconds")} for r in rows],
+                  "seconds": r["cost"].get("seconds"), "last_replies": r.get("last_replies")} for r in rows],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=1) + "\n")

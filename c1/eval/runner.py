@@ -240,8 +240,10 @@ def run_one(corpus, settings: Settings, question: Question, system: System, choi
         "counted_tokens": st.get("tokens", {}).get("counted", 0), "count_error": st.get("tokens", {}).get("count_error", 0),
     }
     cost["repeated_calls"] = repeated_calls(result.trajectories)
+    last = [next((m for m in reversed(t.get("messages", [])) if m.get("role") == "assistant"), None) for t in result.trajectories]
     return score_row(question, system, result.documents, keys, seen_chunks=shown, pruned_chunks=pruned, cost=cost,
-                     extra={"stop_reasons": st.get("stop_reasons", [])})
+                     extra={"stop_reasons": st.get("stop_reasons", []),
+                            "last_replies": [str((m or {}).get("content") or "")[:300] for m in last]})
 
 
 def repeated_calls(trajectories: list[dict]) -> int:
