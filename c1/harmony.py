@@ -134,7 +134,7 @@ def completion_ids(reply: dict) -> list[int]:
     """An assistant turn as the model generates it after the prompt's ``<|start|>assistant``: its
     messages in generation order (analysis first), each rendered by the library exactly as history
     renders it later; a call ends with ``<|call|>``, a final answer with ``<|return|>``."""
-    h, enc = harmony()
+    enc = harmony()[1]
     ids: list[int] = []
     for m in assistant(reply, generation_order=True):
         ids += enc.render(m)

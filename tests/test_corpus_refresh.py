@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import sqlite3
 
-import pytest
-
 from c1.agent.corpus import Corpus
 from c1.config import Settings
 
@@ -50,7 +48,3 @@ def test_refresh_closes_the_store_it_replaces_once_no_call_reads_it(c1_home, run
 
 def _doc_ids(corpus):
     return [d for d, in corpus.store.manifest.db.execute("SELECT doc_id FROM docs")]
-
-
-if __name__ == "__main__":
-    pytest.main([__file__])

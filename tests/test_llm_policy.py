@@ -75,6 +75,14 @@ def test_tool_calls_in_content(text, expected):
     assert calls_of(text) == expected
 
 
+@pytest.mark.parametrize("text", ["<tools></tools>", "<tool_call>\n</tool_call>", " <TOOLS> </TOOLS>\n<tools></tools> "])
+def test_empty_call_tags_are_a_call_naming_nothing_not_an_answer(text):
+    """What Qwen2.5-Coder-1.5B wrote on the first turn of a real eval run (it ended the run as an
+    "answer" with no document): a call with no name, which the tools answer with an error."""
+    calls, rest = extract_tool_calls(text, KNOWN)
+    assert [(c.name, c.arguments) for c in calls] == [("", "")] and rest == ""
+
+
 def test_calls_get_fresh_ids():
     calls, rest = extract_tool_calls('<tool_call>{"name": "search_corpus", "arguments": {"query": "a"}}</tool_call>'
                                      '<tool_call>{"name": "grep_corpus", "arguments": {"pattern": "b"}}</tool_call>', KNOWN)
@@ -433,6 +441,21 @@ def test_a_reply_cut_by_max_tokens_is_a_budget_stop_not_the_answer(corpus, hotpo
     shown = {r.doc_id for e in events if isinstance(e, ev.ToolResult) for r in e.chunks}
     assert len(result.documents) == min(len(shown), settings.max_docs) > 1, "the fallback ranking, not the cut text's one id"
     assert {d["id"] for d in result.documents} <= shown and cut_events[0].documents == len(shown)
+
+
+def test_an_empty_call_gets_an_error_observation_and_the_run_goes_on(corpus, hotpot_index: HotpotIndex):
+    script = [Step(body=completion("<tools></tools>")),
+              Step(body=completion('{"name": "search_corpus", "arguments": {"query": "Neil Peart"}}')),
+              Step(body=completion("Nothing more."))]
+    with ScriptedServer(script) as srv:
+        settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=4)
+        result, events = run(corpus, settings, hotpot_index.questions[0]["question"])
+        bodies = srv.chat_requests()
+    assert len(bodies) == 3
+    first = [e for e in events if isinstance(e, ev.ToolResult)][0]
+    assert first.error and "unknown tool" in first.error
+    assert bodies[1]["messages"][-1]["role"] == "tool" and "search_corpus" in bodies[1]["messages"][-1]["content"]
+    assert result.stats["stop_reasons"] == ["unparsed_answer"] and result.documents  # seen through the second call
 
 
 def test_a_final_id_the_run_never_saw_is_not_returned(corpus, hotpot_index: HotpotIndex):

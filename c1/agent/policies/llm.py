@@ -252,6 +252,7 @@ _THINK = re.compile(r"^\s*<think>(.*?)</think>", re.DOTALL)
 _WRAPPER = re.compile(r"<(tool_call|tools|function_call|tool_use)>\s*(.*?)\s*(?:</\1>|\Z)"
                       r"|```[ \t]*[\w-]*[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
 _DOC_TAG = re.compile(r"<\s*document\b", re.IGNORECASE)
+_EMPTY_CALL = re.compile(r"\s*(?:<(tool_call|tools|function_call|tool_use)>\s*</\1>\s*)+", re.IGNORECASE)
 _CALL_START = re.compile(r"\s*(?:\{|\[|```|<(?:tool_call|tools|function_call|tool_use)>)", re.IGNORECASE)
 
 
@@ -336,7 +337,9 @@ def extract_tool_calls(content: str, known: set[str] | dict[str, str] = frozense
     ``name(argument)`` form). Text that merely quotes JSON, prose that mentions a call, a ranked
     list with a ``{"name": …}`` object in it, and anything with a ``<Document`` tag are answers.
     An attempt at a call that cannot be decoded (a reply that starts like a call and names a known
-    tool) yields one call whose arguments are the raw text: the tools answer with an error.
+    tool) yields one call whose arguments are the raw text, and empty call tags (``<tools></tools>``,
+    which a small model writes when it means to call and names nothing) a call with no name: the
+    tools answer with an error and the run goes on.
     """
     text = content or ""
     params = known if isinstance(known, dict) else {}
@@ -362,6 +365,8 @@ def extract_tool_calls(content: str, known: set[str] | dict[str, str] = frozense
             found = parts
     if found:
         return [ToolCall(_new_id(), n, a) for n, a in found], ""
+    if _EMPTY_CALL.fullmatch(body):  # "<tools></tools>": a call with nothing in it, not an answer
+        return [ToolCall(_new_id(), "", "")], ""
     if _CALL_START.match(body):
         broken = _broken_call(body, known)
         if broken:
