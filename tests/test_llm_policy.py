@@ -593,3 +593,35 @@ def test_real_small_model_drives_the_loop(llama_server, corpus, hotpot_index: Ho
     assert result.documents and all(corpus.doc(d["id"]) is not None for d in result.documents)
     if finished.stop_reason == "answer":
         assert wrapped[0].replies[-1].text and not wrapped[0].replies[-1].tool_calls
+
+
+def test_a_budget_beyond_the_served_window_is_refused_at_the_start(hotpot_index: HotpotIndex):
+    """vLLM lists each model's ``max_model_len``: a budget it cannot hold is a one-line error before
+    any turn (it used to fail mid-run with vLLM's 400); within the window the policy is chosen."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Models(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            body = json.dumps({"object": "list", "data": [{"id": "gpt-oss", "object": "model", "owned_by": "vllm",
+                                                           "max_model_len": 16384}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Models)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    try:
+        for policy in ("llm", "auto"):
+            with pytest.raises(C1Error, match=r"context budget \(32768 tokens\) is larger than the window .* \(16384"):
+                choose_policy(Settings(home=hotpot_index.home, policy=policy, base_urls=(url,), budget=32768))
+        assert choose_policy(Settings(home=hotpot_index.home, policy="llm", base_urls=(url,), budget=16384)).name == "llm"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -201,7 +201,10 @@ class SearchService:
         try:
             made = choose_policy(settings)
         except C1Error as exc:
-            raise ApiError(503, str(exc)) from None
+            from c1.agent.policies.llm import BudgetBeyondWindow
+
+            # a budget the model's window cannot hold is the request's fault; anything else the server's
+            raise ApiError(400 if isinstance(exc, BudgetBeyondWindow) else 503, str(exc)) from None
         with self._choices_lock:
             self._choices[key] = (now, made)
         return made

@@ -129,6 +129,10 @@ def _transport_reason(exc: Exception) -> str:
     return f"{type(exc).__name__}: {_short(exc, 80) or 'connection closed'}"
 
 
+class BudgetBeyondWindow(C1Error):
+    """The context budget asked for is larger than the served model's window (vLLM's ``max_model_len``)."""
+
+
 class NoModelList(ModelServerError):
     """The server answers but does not list its models (no ``GET /models``)."""
 
@@ -149,6 +153,8 @@ class ChatClient:
             timeout=httpx.Timeout(timeout, connect=min(connect_timeout, timeout)),
         )
         self.timeout = timeout
+        self.windows: dict[str, int] = {}
+        """Model id → its context window, when the server says (vLLM lists ``max_model_len``)."""
         self.native_tools: bool | None = None
         """Whether the server returns native tool calls (vLLM says so in its model list; any server once
         it has returned one). Until then calls written as text are read (:func:`extract_tool_calls`)."""
@@ -168,6 +174,8 @@ class ChatClient:
         try:
             data = resp.json()
             models = [str(m["id"]) for m in data.get("data", [])]
+            self.windows = {str(m["id"]): int(m["max_model_len"]) for m in data.get("data", [])
+                            if isinstance(m, dict) and isinstance(m.get("max_model_len"), int)}
             if any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in data.get("data", [])):
                 self.native_tools = True  # vLLM runs with --enable-auto-tool-choice (c1 serve)
             return models
@@ -522,6 +530,11 @@ def choose(settings, fallback: Callable, *, tool_names: dict | None = None, max_
             listed = ", ".join(models[:5]) + (" ..." if len(models) > 5 else "") or "none"
             raise C1Error(f"model {model!r} is not served at {c.base_url} (it serves: {listed}); check --model")
     serving = [c for c, _ in up]
+    for c in serving:  # every request stays under the budget: the window must hold it
+        window = c.windows.get(model)
+        if window is not None and settings.budget > window:
+            raise BudgetBeyondWindow(f"the context budget ({settings.budget} tokens) is larger than the window of {model!r} at "
+                          f"{c.base_url} ({window} tokens): pass --budget {window} or less")
     note = f"using the llm policy: model {model} at {serving[0].base_url}"
     if len(serving) > 1:
         note += f" and {len(serving) - 1} more replica(s), round-robin"
