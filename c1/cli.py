@@ -267,6 +267,8 @@ def serve(
     gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization", min=0.1, max=1.0)] = 0.9,
     tensor_parallel_size: Annotated[int, typer.Option("--tensor-parallel-size", min=1)] = 1,
     lora: Annotated[Optional[list[str]], typer.Option("--lora", help="LoRA adapter NAME=PATH (repeatable).")] = None,
+    rollout: Annotated[bool, typer.Option("--rollout", help="Serve as c1 train rl's rollout server: adapters hot-loaded at run time, processed log-probabilities.")] = False,
+    max_lora_rank: Annotated[Optional[int], typer.Option("--max-lora-rank", min=1, help="Largest LoRA rank to serve [default: the adapters', else 16].")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the vLLM command; start nothing.")] = False,
     ready_timeout: Annotated[float, typer.Option("--ready-timeout", help="Seconds to wait for vLLM.")] = 1800.0,
     api_only: Annotated[bool, typer.Option("--api-only", help="Serve only the search API (built-in policy, or --base-url).")] = False,
@@ -285,7 +287,7 @@ def serve(
     from c1.commands.serve import ApiOptions, VllmFlags, run_serve
 
     vllm = VllmFlags(vllm_model, served_model_name, host, port, chroma_port, quantize, gpu_memory_utilization,
-                     tensor_parallel_size, tuple(lora or ()), settings.seed or 0, ready_timeout)
+                     tensor_parallel_size, tuple(lora or ()), settings.seed or 0, ready_timeout, rollout, max_lora_rank)
     api = ApiOptions(api_host, api_port, token, max_concurrency, timeout, max_body, verbose)
     _run(run_serve, settings, vllm, api, dry_run=dry_run, json_out=json_out, api_only=api_only, no_api=no_api)
 
@@ -447,7 +449,7 @@ def train_rl(
     renderer: Renderer = "auto",
     reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high: the harmony system message.")] = None,
     start_date: StartDate = None,
-    vllm_url: Annotated[Optional[str], typer.Option("--vllm-url", help="vLLM server for rollouts (--enable-lora, runtime LoRA updating); default: generate in process.")] = None,
+    vllm_url: Annotated[Optional[str], typer.Option("--vllm-url", help="vLLM server for rollouts (start it with c1 serve --rollout); default: generate in process.")] = None,
     vllm_model: Annotated[Optional[str], typer.Option("--vllm-model", help="Base model name on the vLLM server [default: --model].")] = None,
     budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
     max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per rollout [default: 24].")] = None,

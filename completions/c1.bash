@@ -90,6 +90,7 @@ _c1() {
                 --gpu-memory-utilization) COMPREPLY=(); return 0 ;;
                 --tensor-parallel-size) COMPREPLY=(); return 0 ;;
                 --lora) COMPREPLY=(); return 0 ;;
+                --max-lora-rank) COMPREPLY=(); return 0 ;;
                 --ready-timeout) COMPREPLY=(); return 0 ;;
                 --api-host) COMPREPLY=(); return 0 ;;
                 --api-port) COMPREPLY=(); return 0 ;;
@@ -119,7 +120,7 @@ _c1() {
                 --max-tokens) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "--vllm-model --served-model-name --host --port --chroma-port --quantize --gpu-memory-utilization --tensor-parallel-size --lora --dry-run --ready-timeout --api-only --no-api --api-host --api-port --token --max-concurrency --timeout --max-body -v --verbose --json -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "--vllm-model --served-model-name --host --port --chroma-port --quantize --gpu-memory-utilization --tensor-parallel-size --lora --rollout --max-lora-rank --dry-run --ready-timeout --api-only --no-api --api-host --api-port --token --max-concurrency --timeout --max-body -v --verbose --json -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --help" -- "$cur") )
             fi ;;
         mcp)
             case "$prev" in
