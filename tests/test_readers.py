@@ -205,3 +205,21 @@ def test_an_unwritable_trajectory_path_is_refused_before_the_search(indexed, tmp
     result.assert_one_line_error(2, "--save-trajectory", "does not exist")  # one line: no search, no policy note
     assert result.stdout == ""
     invoke_cli("search", "glacier", "--save-trajectory", tmp_path, env=indexed.env).assert_one_line_error(2, "is a directory")
+
+
+def test_copies_left_by_a_killed_process_are_removed_by_the_next(tmp_path, monkeypatch):
+    """A process killed outright (SIGKILL) cannot remove its read-only copies: the next one that copies does,
+    and leaves those of live processes alone."""
+    import tempfile
+
+    from c1.corpus import readonly
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = tmp_path / f"c1-readonly-{gone.pid}-abc"
+    alive = tmp_path / f"c1-readonly-{os.getppid()}-def"
+    for folder in (dead, alive):
+        (folder / "chroma").mkdir(parents=True)
+    readonly.sweep()
+    assert not dead.exists() and alive.exists()
