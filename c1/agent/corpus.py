@@ -84,9 +84,11 @@ class RerankWeights:
     fused: float = 1.0
 
 
-AUTO_RERANK = {"search": False, "read": True}
-"""Where ``--rerank auto`` re-ranks with the cross-encoder: the ranking of a document's chunks
-(read_document), not the hybrid search's (docs/embedders.md has the measurements)."""
+AUTO_RERANK = {"search": False, "read": False}
+"""Where ``--rerank auto`` re-ranks with the cross-encoder: nowhere yet, by measurement (docs/embedders.md):
+on the legal slice it put a gold clause first in a document's chunks less often than the cosine/coverage
+blend (0.19-0.20 against 0.29, 80 questions) at 13-17 s a document on the loaded 2 cores, and it did not
+lift a bge hybrid search. ``--rerank onnx`` (or a server's URL) turns both places on."""
 
 
 class Corpus:
