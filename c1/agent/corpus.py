@@ -243,11 +243,11 @@ class Corpus:
         the model package). A named reranker that fails is an error; ``auto`` falls back to no re-ranking."""
         if self.settings.rerank == "off" or self._rerank_problem is not None:
             return None
-        from c1.corpus.rerankers import RerankerError, make_reranker
+        from c1.corpus.rerankers import make_reranker
 
         try:
             if self._reranker is None:
-                self._reranker = make_reranker(self.settings.rerank, self.settings.embed_api_key)
+                self._reranker = make_reranker(self.settings.rerank)
             return self._reranker.score(query, texts)
         except EmbedderError as exc:  # RerankerError, or the model package missing
             if self.settings.rerank != "auto":
