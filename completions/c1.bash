@@ -24,11 +24,12 @@ _c1() {
                 --chroma-url) COMPREPLY=(); return 0 ;;
                 --embed-url) COMPREPLY=(); return 0 ;;
                 --embed-model) COMPREPLY=(); return 0 ;;
+                --embedder) COMPREPLY=(); return 0 ;;
                 --max-file-mb) COMPREPLY=(); return 0 ;;
                 --debounce) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --max-file-mb --strict --rebuild --ocr -w --watch --debounce --json -q --quiet --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --embedder --max-file-mb --strict --rebuild --ocr -w --watch --debounce --json -q --quiet --help" -- "$cur") )
             else
                 compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") )
             fi ;;
@@ -75,9 +76,10 @@ _c1() {
                 --seed) COMPREPLY=(); return 0 ;;
                 --tool-names) COMPREPLY=(); return 0 ;;
                 --max-tokens) COMPREPLY=(); return 0 ;;
+                --rerank) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "--json --jsonl --save-trajectory -q --quiet --no-daemon --batch -j --jobs -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "--json --jsonl --save-trajectory -q --quiet --no-daemon --batch -j --jobs -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --rerank --help" -- "$cur") )
             fi ;;
         serve)
             case "$prev" in
@@ -118,9 +120,10 @@ _c1() {
                 --seed) COMPREPLY=(); return 0 ;;
                 --tool-names) COMPREPLY=(); return 0 ;;
                 --max-tokens) COMPREPLY=(); return 0 ;;
+                --rerank) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "--vllm-model --served-model-name --host --port --chroma-port --quantize --gpu-memory-utilization --tensor-parallel-size --lora --rollout --max-lora-rank --dry-run --ready-timeout --api-only --no-api --api-host --api-port --token --max-concurrency --timeout --max-body -v --verbose --json -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "--vllm-model --served-model-name --host --port --chroma-port --quantize --gpu-memory-utilization --tensor-parallel-size --lora --rollout --max-lora-rank --dry-run --ready-timeout --api-only --no-api --api-host --api-port --token --max-concurrency --timeout --max-body -v --verbose --json -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --rerank --help" -- "$cur") )
             fi ;;
         mcp)
             case "$prev" in
@@ -146,9 +149,10 @@ _c1() {
                 --seed) COMPREPLY=(); return 0 ;;
                 --tool-names) COMPREPLY=(); return 0 ;;
                 --max-tokens) COMPREPLY=(); return 0 ;;
+                --rerank) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "--max-concurrency --timeout -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "--max-concurrency --timeout -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --rerank --help" -- "$cur") )
             fi ;;
         completions)
             if [[ "$cur" == -* ]]; then

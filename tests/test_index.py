@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from c1.corpus.embedders import DEFAULT_EMBEDDER
+
 from conftest import chroma_collection, copy_file, enron_messages, inspect_collection, invoke_cli, read_manifest, wait_for
 
 CHUNK_ID = re.compile(r"^[a-z2-7]{8}_\d+$")
@@ -75,7 +77,7 @@ def test_stores_agree(indexed, small_corpus):
     assert len(state.manifest_ids) == indexed.report["total_chunks"]
     assert len(state.files) == small_corpus.files
     assert all(state.files.values()), "every file has its content hash"
-    assert state.meta["embedder"] == "minilm-l6-int8"
+    assert state.meta["embedder"] == DEFAULT_EMBEDDER
 
 
 def test_chunk_ids_are_short_and_stable(indexed):
@@ -160,7 +162,7 @@ def test_status_json(indexed, small_corpus):
     assert row["consistent"] is True and row["interrupted"] is False
     assert row["documents"] == small_corpus.documents
     assert row["chunks"] == row["chroma_chunks"] == row["lexical_chunks"] == indexed.report["total_chunks"]
-    assert row["embedder"] == "minilm-l6-int8"
+    assert row["embedder"] == DEFAULT_EMBEDDER
     plain = invoke_cli("status", env=indexed.env)
     assert plain.rc == 0 and "consistent" in plain.stdout
 
@@ -184,7 +186,7 @@ def test_embedder_mismatch_is_refused_before_connecting(indexed, small_corpus):
         except BlockingIOError:
             connected = False
     line = result.assert_one_line_error(2, "embedder")
-    assert "minilm-l6-int8" in line and "openai:x" in line
+    assert DEFAULT_EMBEDDER in line and "openai:x" in line
     assert not connected, "c1 contacted the embedding server before refusing"
     assert result.stdout == ""
     inspect_collection(indexed.home).assert_consistent()
@@ -386,7 +388,7 @@ def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, 
     assert r["added"] == 2
     state = inspect_collection(c1_home)
     state.assert_consistent()
-    assert state.meta["embedder"] == "minilm-l6-int8"
+    assert state.meta["embedder"] == DEFAULT_EMBEDDER
 
 
 # --- crash safety -------------------------------------------------------------------------------

@@ -85,9 +85,11 @@ class RerankWeights:
     fused: float = 1.0
 
 
-AUTO_RERANK = {"search": False, "read": True}
-"""Where ``--rerank auto`` re-ranks with the cross-encoder: the ranking of a document's chunks
-(read_document), not the hybrid search's (docs/embedders.md has the measurements)."""
+AUTO_RERANK = {"search": False, "read": False}
+"""Where ``--rerank auto`` re-ranks with the cross-encoder: nowhere yet, by measurement (docs/embedders.md):
+on the legal slice it put a gold clause first in a document's chunks less often than the cosine/coverage
+blend (0.19-0.20 against 0.29, 80 questions) at 13-17 s a document on the loaded 2 cores, and it did not
+lift a bge hybrid search. ``--rerank onnx`` (or a server's URL) turns both places on."""
 
 
 class Corpus:
@@ -271,11 +273,11 @@ class Corpus:
         the model package). A named reranker that fails is an error; ``auto`` falls back to no re-ranking."""
         if self.settings.rerank == "off" or self._rerank_problem is not None:
             return None
-        from c1.corpus.rerankers import RerankerError, make_reranker
+        from c1.corpus.rerankers import make_reranker
 
         try:
             if self._reranker is None:
-                self._reranker = make_reranker(self.settings.rerank, self.settings.embed_api_key)
+                self._reranker = make_reranker(self.settings.rerank)
             return self._reranker.score(query, texts)
         except EmbedderError as exc:  # RerankerError, or the model package missing
             if self.settings.rerank != "auto":
