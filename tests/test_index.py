@@ -135,18 +135,15 @@ def test_spans_slice_the_document_text_exactly(indexed, small_corpus):
     assert len(pages_seen) >= 3, f"a 4-page PDF should spread its chunks over pages, got {pages_seen}"
 
 
-def test_rerun_without_changes_embeds_nothing_and_is_fast(indexed, small_corpus):
+def test_rerun_without_changes_embeds_nothing(indexed, small_corpus):
+    """Speed is bench/index_speed.py's to measure; here: a re-run reads no file again and embeds nothing."""
     before = inspect_collection(indexed.home)
-    started = time.monotonic()
     result = indexed.run("index", small_corpus.path, "--json")
-    wall = time.monotonic() - started
     r = result.json()
     assert result.rc == 0
     assert (r["added"], r["updated"], r["deleted"], r["chunks"]) == (0, 0, 0, 0)
     assert r["unchanged"] == small_corpus.files
     assert r["embed_seconds"] == 0
-    assert r["seconds"] < 5, r
-    assert wall < 20, wall  # process start-up included
     after = inspect_collection(indexed.home)
     after.assert_consistent()
     assert after.manifest_ids == before.manifest_ids
