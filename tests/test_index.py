@@ -376,6 +376,19 @@ def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, 
     assert state.meta["embedder"] == "minilm-l6-int8"
 
 
+@pytest.mark.parametrize("flag", ["--embed-url", "--chroma-url"])
+def test_a_failed_first_run_leaves_no_collection_behind(c1_home, invoke_c1, enron_folder, flag):
+    """A dead server on the very first run: one line, exit 2, and no empty collection for `c1 status` to flag."""
+    folder = enron_folder(2)
+    extra = ["--embed-model", "x"] if flag == "--embed-url" else []
+    down = invoke_c1("index", folder, flag, f"http://127.0.0.1:{free_port()}", *extra)
+    down.assert_one_line_error(2, "embedding server" if flag == "--embed-url" else "Chroma server")
+    assert not (c1_home / "collections" / "default").exists()
+    invoke_c1("status").assert_one_line_error(2, "no collections")
+    assert invoke_c1("index", folder, "--json").json()["added"] == 2
+    inspect_collection(c1_home).assert_consistent()
+
+
 # --- crash safety -------------------------------------------------------------------------------
 
 
@@ -514,3 +527,57 @@ def test_injected_crash_is_repaired_by_the_next_run(c1_home, enron_folder, embed
     assert (again.added, again.updated, again.deleted, again.chunks, again.repaired) == (0, 0, 0, 0, False)
     assert again.unchanged == expected_files
     assert collection_status(settings)["consistent"] is True
+
+
+EMBED_ROUND = "c1.corpus.manifest.Manifest.set_vectors"
+"""What records an embedding round (phase 2): every file is searchable by keywords before its first call."""
+
+
+@pytest.mark.slow
+def test_keywords_first_then_vectors_and_a_kill_while_embedding(c1_home, run_c1, c1_popen, enron_folder):
+    """While `c1 index` embeds, every file is already found by keywords, status says it is being indexed
+    (exit 0) and a search says how far embedding is; killed then, the next run embeds only what is left."""
+    n = 30
+    folder = enron_folder(n, smallest=True)
+    marker = c1_home.parent / "embedding"
+    proc = c1_popen("index", folder, "--json", "--quiet", batch_chunks=8, pause_after=EMBED_ROUND, marker=marker)
+    wait_for(marker.exists, proc, "the first embedding round to be recorded")
+    manifest = read_manifest(c1_home / "collections" / "default" / "manifest.sqlite")
+    assert len(manifest["files"]) == n, "every file committed before embedding starts"
+    without = sum(1 for c in manifest["chunks"] if c["vector"] == 0)
+    assert 0 < without == len(manifest["chunks"]) - 8
+
+    status = run_c1("status", "--json")
+    assert status.rc == 0, status.stdout + status.stderr
+    row = status.json()["collections"][0]
+    assert row["being_indexed"] == f"being indexed (pid {proc.pid})" and row["consistent"] is True
+    assert row["without_vectors"] == without
+    assert f"being indexed (pid {proc.pid})" in run_c1("status").stdout
+
+    last = sorted(folder.rglob("*."))[-1]  # committed last: embedded last, found by keywords already
+    subject = next(line for line in last.read_text(errors="replace").splitlines() if line.startswith("Subject:"))
+    words = " ".join(subject.split()[1:6]) or "enron"
+    found = run_c1("search", words, "--json", "-k", "20")
+    assert found.rc in (0, 1), found.stderr
+    assert "still being embedded" in found.stderr and f"pid {proc.pid}" in found.stderr
+    emb = found.json()["stats"]["embedding"]
+    assert (emb["chunks"], emb["embedded"], emb["indexing"]) == (len(manifest["chunks"]), 8, True)
+
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    row = run_c1("status", "--json").json()["collections"][0]
+    assert row["interrupted"] is True and row["consistent"] is False and row["without_vectors"] == without
+    assert any("while embedding" in p for p in row["problems"])
+    after_kill = run_c1("search", words, "--json")
+    assert "not fully embedded" in after_kill.stderr and "`c1 index`" in after_kill.stderr
+
+    result = run_c1("index", folder, "--json")
+    assert result.rc == 0, result.stderr
+    r = result.json()
+    assert (r["added"], r["updated"], r["unchanged"], r["chunks"]) == (0, 0, n, 0), r
+    assert r["embedded"] == without and r["without_vectors"] == 0 and r["repaired"] is True
+    assert_fully_indexed(c1_home, folder, n)
+    row = run_c1("status", "--json").json()["collections"][0]
+    assert row["consistent"] is True and row["interrupted"] is False and row["without_vectors"] == 0
+    done = run_c1("search", words, "--json")
+    assert "embedded" not in done.stderr and "embedding" not in done.json()["stats"]

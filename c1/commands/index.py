@@ -43,12 +43,15 @@ def _summary(report) -> None:
     con.print(
         f"[bold]{escape(report.collection)}[/]: {report.added} added, {report.updated} updated, "
         f"{report.deleted} deleted, {report.unchanged} unchanged, {len(report.skipped)} skipped — "
-        f"{report.chunks} chunks embedded in {report.seconds:.1f}s ({report.chunks_per_second:.1f}/s); "
+        f"{report.chunks} chunks written, {report.embedded} embedded in {report.seconds:.1f}s "
+        f"(searchable by keywords after {report.lexical_seconds:.1f}s); "
         f"{report.documents} documents, {report.total_chunks} chunks in the collection",
         soft_wrap=True,
     )
     if report.repaired:
         con.print("repaired: the vectors and the lexical index agree with the manifest again")
+    if report.without_vectors:
+        con.print(f"{report.without_vectors} chunks are searchable by keywords only: `c1 index` embeds them")
     if report.unsupported:
         con.print(_unsupported_line(report.unsupported), soft_wrap=True, markup=False)
     if report.skipped:
@@ -113,6 +116,8 @@ class _progress_bar:
             elapsed = self.bar.tasks[0].elapsed or 0.0
             rate = f"{p.chunks_done / elapsed:.1f}" if elapsed else "0.0"
             note = f"{os.path.basename(p.current)} p. {p.page}/{p.pages}" if p.page else ""  # a long file, as it is read
+            if p.phase == "embedding":
+                note = f"searchable by keywords; embedding {p.chunks_done}/{p.chunks_total}"
             self.bar.update(self.task, total=p.files_total, completed=p.files_done, chunks=p.chunks_done, rate=rate,
                             note=note)  # an OCR note is about a file now done
 
