@@ -126,6 +126,7 @@ def index(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store).")] = False,
     ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Then keep the collection fresh as files change, until Ctrl-C (--json: one JSON object per batch).")] = False,
+    keywords_only: Annotated[bool, typer.Option("--keywords-only", help="Stop once every file is searchable by keywords; a later `c1 index` embeds the chunks.")] = False,
     debounce: Annotated[Optional[float], typer.Option("--debounce", min=0.0, max=60.0, help=f"With --watch: seconds a changed file must stay quiet before it is indexed [default: {DEBOUNCE}].")] = None,
     json_out: Json = False,
     quiet: Quiet = False,
@@ -138,7 +139,7 @@ def index(
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url,
                          embed_model=embed_model, max_file_mb=max_file_mb)
     _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild, ocr=ocr,
-         watch=watch, debounce=debounce)
+         watch=watch, debounce=debounce, keywords_only=keywords_only)
 
 
 # status --------------------------------------------------------------------------------------

@@ -376,6 +376,30 @@ def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, 
     assert state.meta["embedder"] == "minilm-l6-int8"
 
 
+def test_keywords_only_then_a_run_that_embeds(c1_home, invoke_c1, run_c1, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "gate.md").write_text("# Gate\n\nThe gate code of the north depot is 4417.\n")
+    (docs / "ferry.md").write_text("# Ferry\n\nThe last ferry to Vashon leaves at 23:10.\n")
+    first = invoke_c1("index", docs, "--keywords-only", "--json")
+    assert first.rc == 0, first.stderr
+    r = first.json()
+    assert (r["added"], r["chunks"], r["embedded"], r["without_vectors"]) == (2, 2, 0, 2)
+    assert chroma_collection(c1_home).count() == 0
+    status = run_c1("status")
+    assert status.rc == 0 and "2 chunks by keywords only" in status.stdout, status.stdout + status.stderr
+    found = run_c1("search", "gate code north depot", "--json")
+    assert found.rc == 0, found.stderr
+    assert found.json()["documents"][0]["path"].endswith("gate.md")
+    assert "not fully embedded" in found.stderr and "0 of 2 chunks have vectors" in found.stderr
+    assert found.json()["stats"]["embedding"] == {"chunks": 2, "embedded": 0, "share": 0.0, "indexing": False}
+    second = invoke_c1("index", docs, "--json").json()
+    assert (second["unchanged"], second["chunks"], second["embedded"], second["without_vectors"]) == (2, 0, 2, 0)
+    assert second["repaired"] is False
+    inspect_collection(c1_home).assert_consistent()
+    assert "embedding" not in run_c1("search", "last ferry Vashon", "--json").json()["stats"]
+
+
 @pytest.mark.parametrize("flag", ["--embed-url", "--chroma-url"])
 def test_a_failed_first_run_leaves_no_collection_behind(c1_home, invoke_c1, enron_folder, flag):
     """A dead server on the very first run: one line, exit 2, and no empty collection for `c1 status` to flag."""

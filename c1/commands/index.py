@@ -11,7 +11,8 @@ from c1.errors import C1Error
 
 
 def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: bool, quiet: bool,
-              rebuild: bool = False, ocr: bool = False, watch: bool = False, debounce: float | None = None) -> int:
+              rebuild: bool = False, ocr: bool = False, watch: bool = False, debounce: float | None = None,
+              keywords_only: bool = False) -> int:
     from c1.corpus.embedders import make_embedder
     from c1.corpus.indexer import Indexer
     from c1.corpus.loaders import ocr as ocr_reader
@@ -20,6 +21,8 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
         raise C1Error("--strict sets the exit code of one run; a watch runs until stopped: use --strict without --watch")
     if debounce is not None and not watch:
         raise C1Error("--debounce goes with --watch")
+    if keywords_only and watch:
+        raise C1Error("--keywords-only stops before embedding; a watch runs until stopped: use one or the other")
     if ocr and not ocr_reader.available():
         raise C1Error(f"--ocr needs the OCR engine: pip install 'c1[{ocr_reader.EXTRA}]'")
     ocr_reader.set_mode("always" if ocr else "auto")
@@ -30,7 +33,7 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
         return run_watch(settings, embedder, paths, json_out=json_out, quiet=quiet, rebuild=rebuild,
                          debounce=DEBOUNCE if debounce is None else debounce)
     with progress(not quiet and stderr_is_tty()) as on_progress:
-        report = Indexer(settings, embedder, progress=on_progress).run(paths, rebuild=rebuild)
+        report = Indexer(settings, embedder, progress=on_progress, embed=not keywords_only).run(paths, rebuild=rebuild)
     if json_out:
         emit_json(report.to_json())
     if not quiet:
