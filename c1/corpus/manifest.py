@@ -10,9 +10,9 @@ metadata: chunk ids are reused across versions of a document, so only the hashes
 Chroma holds the text the manifest records. The ``generation`` counter in ``meta`` goes up with
 every committed change, so long-lived readers (``c1 serve``, ``c1 mcp``) know when to reload.
 
-``embedded`` keeps the vectors of a long file embedded round by round, until its documents are
-committed (c1/corpus/vector_cache.py): a cache keyed by what was embedded, so that a run killed in
-the middle of the file loses none of that work. Nothing else reads it.
+``embedded`` kept the vectors of a long file embedded round by round until its documents were
+committed, by a c1 that embedded before committing; a run now only empties it (its chunks are
+committed first, then embedded: the ``vector`` flag below).
 
 A chunk's ``vector`` flag says whether Chroma holds its vector: chunks are committed (and searchable
 by keywords) before they are embedded, and ``c1 index`` embeds the flagged ones afterwards
