@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -128,6 +129,7 @@ def index(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store; the vectors with the default or --embedder model).")] = False,
     ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Then keep the collection fresh as files change, until Ctrl-C (--json: one JSON object per batch).")] = False,
+    keywords_only: Annotated[bool, typer.Option("--keywords-only", help="Stop once every file is searchable by keywords; a later `c1 index` embeds the chunks.")] = False,
     debounce: Annotated[Optional[float], typer.Option("--debounce", min=0.0, max=60.0, help=f"With --watch: seconds a changed file must stay quiet before it is indexed [default: {DEBOUNCE}].")] = None,
     json_out: Json = False,
     quiet: Quiet = False,
@@ -140,7 +142,7 @@ def index(
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url,
                          embed_model=embed_model, embedder=embedder, max_file_mb=max_file_mb)
     _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild, ocr=ocr,
-         watch=watch, debounce=debounce)
+         watch=watch, debounce=debounce, keywords_only=keywords_only)
 
 
 # status --------------------------------------------------------------------------------------
@@ -605,7 +607,74 @@ _FULL = None
 
 def main() -> None:
     _build_only(sys.argv[1:2])
+    _coerce_lightly()
     app()
+
+
+_INT = re.compile(r"-?[0-9]+")
+_FLOAT = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
+def _coerce_lightly() -> None:
+    """Typer (0.2x) coerces each parameter of the command run through a pydantic TypeAdapter, absent ones
+    included: importing pydantic and building the adapters was most of what a ``c1 search`` through the
+    resident process cost beyond ``c1 --help`` (``python -X importtime``). Values that need no validation
+    skip it here — an absent option, a plain string, a bool, a whole or decimal number inside its
+    ``min``/``max`` — and every other value (out of range, a list, a path, a choice) takes Typer's own
+    path, with its own error. With a Typer that has no such class, nothing is changed."""
+    try:
+        from typer.core import _TyperParameter
+        from typer.core import _click as click
+    except ImportError:
+        return
+    missing = click.exceptions.MissingParameter
+    original = getattr(_TyperParameter, "process_value", None)
+    if original is None or getattr(original, "c1_light", False):
+        return
+
+    def process_value(self, ctx, value):
+        done, value = _plain(self, value)
+        if not done:
+            return original(self, ctx, value)
+        if self.required and self.value_is_missing(value):
+            raise missing(ctx=ctx, param=self)
+        if self.callback is not None:
+            value = self.callback(ctx, self, value)
+        return value
+
+    process_value.c1_light = True
+    _TyperParameter.process_value = process_value
+
+
+def _plain(param, value) -> tuple[bool, object]:
+    """(True, the value) when it needs no coercion by Typer; (False, value) otherwise."""
+    desc = getattr(param, "type_descriptor", None)
+    info = getattr(desc, "parameter_info", None)
+    if desc is None or info is None or getattr(info, "parser", None) is not None or desc.file_annotation is not None:
+        return False, value
+    multi = param.multiple or param.nargs == -1
+    if value is None:
+        return True, (() if multi else None)
+    if multi:
+        return False, value
+    kind = desc.annotation
+    if kind in (Optional[str], str) and isinstance(value, str):
+        return True, value
+    if kind in (Optional[bool], bool) and isinstance(value, bool):
+        return True, value
+    if getattr(info, "clamp", False) or isinstance(value, bool):
+        return False, value
+    text = isinstance(value, str)
+    if kind in (Optional[int], int) and (type(value) is int or text and _INT.fullmatch(value)):
+        number = int(value)
+    elif kind in (Optional[float], float) and (type(value) in (int, float) or text and _FLOAT.fullmatch(value)):
+        number = float(value)
+    else:
+        return False, value
+    low, high = getattr(info, "min", None), getattr(info, "max", None)
+    if (low is not None and number < low) or (high is not None and number > high):
+        return False, value  # Typer says what the range is
+    return True, number
 
 
 def _build_only(first: list[str]) -> None:

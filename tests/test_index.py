@@ -388,6 +388,43 @@ def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, 
     assert state.meta["embedder"] == DEFAULT_EMBEDDER
 
 
+def test_keywords_only_then_a_run_that_embeds(c1_home, invoke_c1, run_c1, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "gate.md").write_text("# Gate\n\nThe gate code of the north depot is 4417.\n")
+    (docs / "ferry.md").write_text("# Ferry\n\nThe last ferry to Vashon leaves at 23:10.\n")
+    first = invoke_c1("index", docs, "--keywords-only", "--json")
+    assert first.rc == 0, first.stderr
+    r = first.json()
+    assert (r["added"], r["chunks"], r["embedded"], r["without_vectors"]) == (2, 2, 0, 2)
+    assert chroma_collection(c1_home).count() == 0
+    status = run_c1("status")
+    assert status.rc == 0 and "2 chunks by keywords only" in status.stdout, status.stdout + status.stderr
+    found = run_c1("search", "gate code north depot", "--json")
+    assert found.rc == 0, found.stderr
+    assert found.json()["documents"][0]["path"].endswith("gate.md")
+    assert "not fully embedded" in found.stderr and "0 of 2 chunks have vectors" in found.stderr
+    assert found.json()["stats"]["embedding"] == {"chunks": 2, "embedded": 0, "share": 0.0, "indexing": False}
+    second = invoke_c1("index", docs, "--json").json()
+    assert (second["unchanged"], second["chunks"], second["embedded"], second["without_vectors"]) == (2, 0, 2, 0)
+    assert second["repaired"] is False
+    inspect_collection(c1_home).assert_consistent()
+    assert "embedding" not in run_c1("search", "last ferry Vashon", "--json").json()["stats"]
+
+
+@pytest.mark.parametrize("flag", ["--embed-url", "--chroma-url"])
+def test_a_failed_first_run_leaves_no_collection_behind(c1_home, invoke_c1, enron_folder, flag):
+    """A dead server on the very first run: one line, exit 2, and no empty collection for `c1 status` to flag."""
+    folder = enron_folder(2)
+    extra = ["--embed-model", "x"] if flag == "--embed-url" else []
+    down = invoke_c1("index", folder, flag, f"http://127.0.0.1:{free_port()}", *extra)
+    down.assert_one_line_error(2, "embedding server" if flag == "--embed-url" else "Chroma server")
+    assert not (c1_home / "collections" / "default").exists()
+    invoke_c1("status").assert_one_line_error(2, "no collections")
+    assert invoke_c1("index", folder, "--json").json()["added"] == 2
+    inspect_collection(c1_home).assert_consistent()
+
+
 # --- crash safety -------------------------------------------------------------------------------
 
 
@@ -618,7 +655,7 @@ def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_pat
 def test_the_progress_lines_at_80_columns(c1_home, tmp_path, monkeypatch, shared_data):
     """The progress line at 80 columns read "indexing ━━ 0… files 0 chunks · 0.0/s 0… ETA -…", with no file
     name, no chunk total, and "ETA 3:33:35" two files in (an ETA by files). Rendered here from the states a
-    real run reports: the file in hand with its chunks done of its total, a share and a time left by bytes."""
+    real run reports: the file in hand, the share of the bytes read and then of the chunks embedded, a time left."""
     import dataclasses
 
     from rich.cells import cell_len
@@ -639,17 +676,77 @@ def test_the_progress_lines_at_80_columns(c1_home, tmp_path, monkeypatch, shared
     monkeypatch.setattr(ix, "BATCH_CHUNKS", 8)
     states = []
     ix.Indexer(load_settings(), make_embedder(), progress=lambda p: states.append(dataclasses.replace(p))).run([str(folder)])
-    in_long = [s for s in states if s.current.endswith(long_name) and 0 < s.file_chunks_done < s.file_chunks]
-    assert len(in_long) >= 3, "the long file is embedded over several rounds"
-    shares = []
+    reading = [s for s in states if s.phase == "reading" and s.files_done]
+    embedding = [s for s in states if s.phase == "embedding" and s.chunks_done]
+    assert reading and len(embedding) >= 3, "files are read (keywords first), then embedded over several rounds"
     for s in states:
         lines = progress_lines(s, 30.0, 80)
         assert all(cell_len(line) <= 80 for line in lines), lines
-        assert lines[0].startswith("indexing ") and f"{s.files_done}/{s.files_total} files" in lines[0]
-        if s in in_long:
-            assert lines[1].endswith(f"chunk {s.file_chunks_done:,}/{s.file_chunks:,}"), lines
-            assert lines[1].lstrip().startswith("the quarterly report"), lines
-            assert re.search(r" \d+:\d\d left$", lines[0]), lines
-            shares.append((s.files_done, int(re.search(r"(\d+)%", lines[0]).group(1))))
-    assert shares == sorted(shares) and shares[-1][1] > shares[0][1] > 0, shares
-    assert len({done for done, _ in shares}) == 1, "by bytes, the share moves inside a file, before it is committed"
+    shares = []
+    for s in reading:
+        first = progress_lines(s, 30.0, 80)[0]
+        assert first.startswith("indexing ") and f"{s.files_done}/{s.files_total} files" in first, first
+        shares.append(int(re.search(r"(\d+)%", first).group(1)))
+    assert shares == sorted(shares) and shares[-1] == 100, "the share of the bytes read grows to the whole"
+    shares = []
+    for s in embedding:
+        first, second = progress_lines(s, 30.0, 80)
+        assert first.startswith("embedding ") and f"{s.chunks_done:,}/{s.chunks_total:,} chunks" in first, first
+        assert "searchable by keywords" in second
+        assert re.search(r" \d+:\d\d left$", first), first
+        shares.append(int(re.search(r"(\d+)%", first).group(1)))
+    assert shares == sorted(shares) and shares[-1] == 100 and shares[0] < 100, shares
+    in_hand = next(s for s in states if s.current.endswith(long_name))
+    assert progress_lines(in_hand, 30.0, 80)[1].lstrip().startswith("the quarterly report"), "the file in hand, named"
+EMBED_ROUND = "c1.corpus.manifest.Manifest.set_vectors"
+"""What records an embedding round (phase 2): every file is searchable by keywords before its first call."""
+
+
+@pytest.mark.slow
+def test_keywords_first_then_vectors_and_a_kill_while_embedding(c1_home, run_c1, c1_popen, enron_folder):
+    """While `c1 index` embeds, every file is already found by keywords, status says it is being indexed
+    (exit 0) and a search says how far embedding is; killed then, the next run embeds only what is left."""
+    n = 30
+    folder = enron_folder(n, smallest=True)
+    marker = c1_home.parent / "embedding"
+    proc = c1_popen("index", folder, "--json", "--quiet", batch_chunks=8, pause_after=EMBED_ROUND, marker=marker)
+    wait_for(marker.exists, proc, "the first embedding round to be recorded")
+    manifest = read_manifest(c1_home / "collections" / "default" / "manifest.sqlite")
+    assert len(manifest["files"]) == n, "every file committed before embedding starts"
+    without = sum(1 for c in manifest["chunks"] if c["vector"] == 0)
+    assert 0 < without == len(manifest["chunks"]) - 8
+
+    status = run_c1("status", "--json")
+    assert status.rc == 0, status.stdout + status.stderr
+    row = status.json()["collections"][0]
+    assert row["being_indexed"] == f"being indexed (pid {proc.pid})" and row["consistent"] is True
+    assert row["without_vectors"] == without
+    assert f"being indexed (pid {proc.pid})" in run_c1("status").stdout
+
+    last = sorted(folder.rglob("*."))[-1]  # committed last: embedded last, found by keywords already
+    subject = next(line for line in last.read_text(errors="replace").splitlines() if line.startswith("Subject:"))
+    words = " ".join(subject.split()[1:6]) or "enron"
+    found = run_c1("search", words, "--json", "-k", "20")
+    assert found.rc in (0, 1), found.stderr
+    assert "still being embedded" in found.stderr and f"pid {proc.pid}" in found.stderr
+    emb = found.json()["stats"]["embedding"]
+    assert (emb["chunks"], emb["embedded"], emb["indexing"]) == (len(manifest["chunks"]), 8, True)
+
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    row = run_c1("status", "--json").json()["collections"][0]
+    assert row["interrupted"] is True and row["consistent"] is False and row["without_vectors"] == without
+    assert any("while embedding" in p for p in row["problems"])
+    after_kill = run_c1("search", words, "--json")
+    assert "not fully embedded" in after_kill.stderr and "`c1 index`" in after_kill.stderr
+
+    result = run_c1("index", folder, "--json")
+    assert result.rc == 0, result.stderr
+    r = result.json()
+    assert (r["added"], r["updated"], r["unchanged"], r["chunks"]) == (0, 0, n, 0), r
+    assert r["embedded"] == without and r["without_vectors"] == 0 and r["repaired"] is True
+    assert_fully_indexed(c1_home, folder, n)
+    row = run_c1("status", "--json").json()["collections"][0]
+    assert row["consistent"] is True and row["interrupted"] is False and row["without_vectors"] == 0
+    done = run_c1("search", words, "--json")
+    assert "embedded" not in done.stderr and "embedding" not in done.json()["stats"]

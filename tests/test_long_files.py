@@ -1,5 +1,5 @@
-"""A long file: progress moves while it is read and embedded, and a run killed in the middle of it keeps the
-chunks already embedded (the next run takes them instead of embedding them again)."""
+"""A long file: progress moves while it is read and embedded, and a run killed while embedding it keeps the
+chunks already embedded (the next run embeds only the others)."""
 
 from __future__ import annotations
 
@@ -29,21 +29,26 @@ def test_progress_moves_inside_a_long_file(c1_home, long_pdf, monkeypatch):
     monkeypatch.setattr(indexer, "BATCH_CHUNKS", ROUND)
     seen = []
     report = indexer.Indexer(load_settings(), make_embedder(),
-                             progress=lambda p: seen.append((p.files_done, p.chunks_done, p.page, p.pages))).run(
-        [str(long_pdf.parent)])
-    assert report.chunks > 2 * ROUND
-    pages = [(page, total) for done, _, page, total in seen if done == 0 and page]
+                             progress=lambda p: seen.append((p.files_done, p.chunks_done, p.page, p.pages, p.phase,
+                                                             p.chunks_total))).run([str(long_pdf.parent)])
+    assert report.chunks > 2 * ROUND and report.embedded == report.chunks
+    pages = [(page, total) for done, _, page, total, phase, _ in seen if done == 0 and page]
     assert [page for page, _ in pages] == list(range(1, 15)) and {total for _, total in pages} == {14}, \
         "every page shown as it is read"
-    inside = sorted({chunks for done, chunks, _, _ in seen if done == 0 and chunks})
-    assert inside[:3] == [ROUND, 2 * ROUND, 3 * ROUND], "chunks counted round by round before the file is done"
+    reading = [s for s in seen if s[4] == "reading"]
+    embedding = [s for s in seen if s[4] == "embedding"]
+    assert reading and embedding and seen.index(embedding[0]) > seen.index(reading[-1]), "keywords first, then vectors"
+    assert {s[0] for s in embedding} == {1} and {s[5] for s in embedding} == {report.chunks}
+    inside = sorted({s[1] for s in embedding if s[1]})
+    assert inside[:3] == [ROUND, 2 * ROUND, 3 * ROUND], "chunks counted round by round"
     assert seen[-1][:2] == (1, report.chunks)
 
 
-def kept_rows(home) -> int:
+def vector_flags(home) -> tuple[int, int]:
+    """(chunks with their vector, chunks without) in the manifest."""
     db = sqlite3.connect(f"file:{home / 'collections' / 'default' / 'manifest.sqlite'}?mode=ro", uri=True)
     try:
-        return db.execute("SELECT COUNT(*) FROM embedded").fetchone()[0]
+        return tuple(db.execute("SELECT COALESCE(SUM(vector = 1), 0), COALESCE(SUM(vector = 0), 0) FROM chunks").fetchone())
     finally:
         db.close()
 
@@ -52,19 +57,22 @@ def kept_rows(home) -> int:
 def test_a_run_killed_in_a_long_file_keeps_what_it_embedded(c1_home, run_c1, c1_popen, long_pdf, new_c1_env):
     marker = c1_home.parent / "kept"
     proc = c1_popen("index", long_pdf.parent, "--json", "--quiet", batch_chunks=ROUND,
-                    pause_after="c1.corpus.manifest.Manifest.keep_vectors", marker=marker)
-    wait_for(marker.exists, proc, "the first round of the file to be kept")
+                    pause_after="c1.corpus.manifest.Manifest.set_vectors", marker=marker)
+    wait_for(marker.exists, proc, "the first embedding round of the file to be recorded")
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
-    assert kept_rows(c1_home) == ROUND and inspect_collection(c1_home).manifest_ids == set()
+    with_vectors, without = vector_flags(c1_home)
+    assert with_vectors == ROUND and without > ROUND, "the file is committed; one round has its vectors"
+    assert len(chroma_collection(c1_home).col.get(include=[])["ids"]) == ROUND
 
     again = run_c1("index", long_pdf.parent, "--json")
     assert again.rc == 0, again.stderr
     report = again.json()
-    assert report["reused"] == ROUND and report["added"] == 1 and report["repaired"] is True
+    assert report["embedded"] == without and report["chunks"] == 0 and report["unchanged"] == 1
+    assert report["repaired"] is True
     state = inspect_collection(c1_home)
     state.assert_consistent()
-    assert kept_rows(c1_home) == 0, "kept vectors are dropped once the file is committed"
+    assert vector_flags(c1_home) == (with_vectors + without, 0)
 
     # The same index as a run that was never interrupted: chunks, hashes and vectors.
     fresh = new_c1_env("uninterrupted")
@@ -76,4 +84,4 @@ def test_a_run_killed_in_a_long_file_keeps_what_it_embedded(c1_home, run_c1, c1_
     mine = chroma_collection(c1_home).vectors(ids)
     theirs = chroma_collection(fresh.home).vectors(ids)
     assert all(np.array_equal(np.asarray(mine[i]), np.asarray(theirs[i])) for i in ids)
-    assert report["chunks"] == len(ids)
+    assert with_vectors + without == len(ids)

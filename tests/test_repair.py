@@ -266,8 +266,11 @@ class Crash(Exception):
 
 def test_a_crash_between_the_chroma_write_and_the_manifest_write_is_found_by_hash(home, template, tmp_path,
                                                                                 monkeypatch):
-    """Chunk ids are reused across versions of a document: after this crash Chroma holds the new text
-    under ids whose manifest text is old. A later run on another folder must not leave it so."""
+    """Chunk ids are reused across versions of a document. A run killed before its manifest write has
+    already deleted the changed file's old vectors (keywords first: its new chunks are embedded after the
+    commit), so no vector in Chroma is stale, only missing. A vector that is stale all the same (written
+    by an older c1 killed between its Chroma write and its manifest write) is found by its hash. A later
+    run on another folder must leave neither."""
     from c1.commands.status import collection_status
     from c1.config import load_settings
     from c1.corpus.embedders import make_embedder
@@ -289,7 +292,14 @@ def test_a_crash_between_the_chroma_write_and_the_manifest_write_is_found_by_has
         with pytest.raises(Crash):
             Indexer(settings, embedder).run([str(corpus / "notes")])
     status = collection_status(settings)
-    assert status["stale_chunks"] >= 1 and status["consistent"] is False
+    assert status["stale_chunks"] == 0 and status["consistent"] is False and status["interrupted"] is True
+    # What an older c1 left: the new text's vector under an id whose manifest text is old.
+    old = next(c for c in inspect_collection(settings.home, "hashes").chunks if "Zanzibar" in c["text"])
+    vectors = chroma_collection(settings.home, "hashes")
+    vectors.col.upsert(ids=[old["id"]], embeddings=embedder.embed(["Patagonia glacier"]),
+                       documents=["Patagonia"], metadatas=[{"doc": old["doc_id"], "hash": "0" * 16}])
+    vectors.close()
+    assert collection_status(settings)["stale_chunks"] == 1
 
     Indexer(settings, embedder).run([str(corpus / "mail")])  # the next run is on another folder
     state = inspect_collection(settings.home, "hashes")

@@ -573,7 +573,9 @@ def test_status_tells_a_batch_in_progress_from_an_interrupted_run(c1_home, run_c
         assert lock_holder(settings.collection_dir) == {"pid": os.getpid(), "doing": f"c1 index --watch {tmp_path}"}
         row = collection_status(settings)
         assert row["interrupted"] is False and row["writer"]["pid"] == os.getpid()
-        assert row["problems"] == [f"being written by `c1 index --watch {tmp_path}` (pid {os.getpid()})"]
+        assert row["writer"]["doing"] == f"c1 index --watch {tmp_path}"
+        assert row["being_indexed"] == f"being indexed (pid {os.getpid()})"
+        assert row["problems"] == [] and row["consistent"] is True
     assert lock_holder(settings.collection_dir) is None
     row = collection_status(settings)
     assert row["interrupted"] is True and row["writer"] is None

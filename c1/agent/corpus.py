@@ -148,6 +148,28 @@ class Corpus:
             self.warnings.append(f"keyword search is off: {store.lexical_problem}; `c1 index` repairs it")
         elif (n := store.lexical.count()) != self.size:
             self.warnings.append(f"the lexical index holds {n} of the {self.size} chunks; `c1 index` repairs it")
+        self._base_warnings = list(self.warnings)
+        self._embedding_state()
+
+    def _embedding_state(self) -> None:
+        """``self.embedding``: None once every chunk has its vector, else how far embedding is (``c1 index``
+        writes keywords first): chunks without a vector are found by BM25 only, so results may be less
+        complete, never wrong. Said in ``warnings`` (stderr) and in ``--json`` (stats)."""
+        from c1.corpus.indexer import lock_holder
+
+        missing = self.store.manifest.count_without_vectors()
+        self.warnings = list(self._base_warnings)
+        if not missing:
+            self.embedding = None
+            return
+        done = self.size - missing
+        writer = lock_holder(self.settings.collection_dir)
+        self.embedding = {"chunks": self.size, "embedded": done, "share": round(done / self.size, 4),
+                          "indexing": writer is not None}
+        how = (f"still being embedded (pid {writer.get('pid', '?')})" if writer is not None
+               else "not fully embedded: `c1 index` embeds the rest")
+        self.warnings.append(f"the collection is {how}: {done:,} of {self.size:,} chunks have vectors "
+                             f"({100 * done / self.size:.0f}%); the others are searched by keywords only")
 
     def refresh(self) -> bool:
         """Reopen the collection if ``c1 index`` changed it since it was opened; True when it did.
@@ -159,6 +181,8 @@ class Corpus:
             except FileNotFoundError:
                 raise C1Error(f"collection {self.settings.collection!r} was removed") from None
             if same_file and self.store.manifest.generation() == self.generation:
+                if self.embedding is not None:
+                    self._embedding_state()  # how far embedding is, between two reopenings
                 return False
             from c1.corpus.vectors import fresh_clients
 

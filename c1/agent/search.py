@@ -37,6 +37,8 @@ def search_with(corpus: Corpus, settings: Settings, question: str, choice, on_ev
         tool_names = _tool_names(settings)
     result = run_search(corpus, settings, question, choice.factory, on_event, ToolConfig(names=tool_names), stop=stop)
     result.stats["policy_note"] = choice.note
+    if getattr(corpus, "embedding", None):  # keywords first: how far embedding is (c1/corpus/indexer.py)
+        result.stats["embedding"] = corpus.embedding
     if choice.warning:
         result.stats["policy_warning"] = choice.warning
     return result

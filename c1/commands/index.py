@@ -12,7 +12,8 @@ from c1.errors import C1Error
 
 
 def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: bool, quiet: bool,
-              rebuild: bool = False, ocr: bool = False, watch: bool = False, debounce: float | None = None) -> int:
+              rebuild: bool = False, ocr: bool = False, watch: bool = False, debounce: float | None = None,
+              keywords_only: bool = False) -> int:
     from c1.corpus.embedders import embedder_for
     from c1.corpus.indexer import Indexer
     from c1.corpus.loaders import ocr as ocr_reader
@@ -21,6 +22,8 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
         raise C1Error("--strict sets the exit code of one run; a watch runs until stopped: use --strict without --watch")
     if debounce is not None and not watch:
         raise C1Error("--debounce goes with --watch")
+    if keywords_only and watch:
+        raise C1Error("--keywords-only stops before embedding; a watch runs until stopped: use one or the other")
     if ocr and not ocr_reader.available():
         raise C1Error(f"--ocr needs the OCR engine: pip install 'c1[{ocr_reader.EXTRA}]'")
     ocr_reader.set_mode("always" if ocr else "auto")
@@ -32,7 +35,7 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
                          debounce=DEBOUNCE if debounce is None else debounce)
     try:
         with progress(not quiet and stderr_is_tty()) as on_progress:
-            report = Indexer(settings, embedder, progress=on_progress).run(paths, rebuild=rebuild)
+            report = Indexer(settings, embedder, progress=on_progress, embed=not keywords_only).run(paths, rebuild=rebuild)
     except KeyboardInterrupt:
         raise KeyboardInterrupt(interrupted(settings)) from None  # the CLI prints it (exit 130)
     if json_out:
@@ -45,15 +48,15 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
 
 
 def interrupted(settings: Settings) -> str:
-    """What Ctrl-C left: the files committed before it are kept, and the next run goes on from there (it
-    re-reads only what is not indexed yet, and takes back the vectors kept of a long file in hand)."""
+    """What Ctrl-C left: the files committed before it are kept (searchable by keywords at once), and the
+    next run goes on from there (it re-reads only what is not indexed yet, and embeds what has no vector)."""
     from c1.corpus.manifest import Manifest
 
     path = settings.collection_dir / "manifest.sqlite"
     try:
         manifest = Manifest(path, readonly=True)
         try:
-            counts, kept = manifest.counts(), manifest.kept_count()
+            counts, waiting = manifest.counts(), manifest.count_without_vectors()
             counts["files"] = manifest.indexed_count()  # not those skipped (kept to be retried)
         finally:
             manifest.close()
@@ -61,8 +64,8 @@ def interrupted(settings: Settings) -> str:
         return "interrupted before anything was indexed"
     line = (f"interrupted: what was indexed is kept ({counts['files']:,} files, {counts['chunks']:,} chunks in "
             f"{settings.collection!r}); run the same `c1 index` again to go on from there")
-    if kept:
-        line += f", reusing the {kept:,} chunks already embedded of the file in hand"
+    if waiting:
+        line += f"; {waiting:,} of those chunks are searchable by keywords only until it embeds them"
     return line
 
 
@@ -71,12 +74,15 @@ def _summary(report) -> None:
     con.print(
         f"[bold]{escape(report.collection)}[/]: {report.added} added, {report.updated} updated, "
         f"{report.deleted} deleted, {report.unchanged} unchanged, {len(report.skipped)} skipped — "
-        f"{report.chunks} chunks embedded in {report.seconds:.1f}s ({report.chunks_per_second:.1f}/s); "
+        f"{report.chunks} chunks written, {report.embedded} embedded in {report.seconds:.1f}s "
+        f"(searchable by keywords after {report.lexical_seconds:.1f}s); "
         f"{report.documents} documents, {report.total_chunks} chunks in the collection",
         soft_wrap=True,
     )
     if report.repaired:
         con.print("repaired: the vectors and the lexical index agree with the manifest again")
+    if report.without_vectors:
+        con.print(f"{report.without_vectors} chunks are searchable by keywords only: `c1 index` embeds them")
     if report.unsupported:
         con.print(_unsupported_line(report.unsupported), soft_wrap=True, markup=False)
     if report.skipped:
@@ -134,20 +140,24 @@ class _progress_bar:
         from rich.live import Live
         from rich.text import Text
 
-        self.state, self.ocr, self.started = None, "", time.monotonic()
+        self.state, self.ocr, self.started, self.embedding_since = None, "", time.monotonic(), None
         self.sizes = FileSizes()
         console = err()
 
         def render():
             if self.state is None:
                 return Text("indexing: looking at the files…")
-            lines = progress_lines(self.state, time.monotonic() - self.started, console.width, self.sizes, self.ocr)
+            since = self.embedding_since if self.state.phase == "embedding" else self.started
+            lines = progress_lines(self.state, time.monotonic() - (since or self.started), console.width, self.sizes,
+                                   self.ocr)
             return Text("\n".join(lines), no_wrap=True, overflow="ellipsis")
 
         self.live = Live(console=console, transient=True, refresh_per_second=4, get_renderable=render)
         self.live.__enter__()
 
         def update(p):
+            if p.phase == "embedding" and self.embedding_since is None:
+                self.embedding_since = time.monotonic()  # the time left while embedding is by chunks
             self.state, self.ocr = p, ""  # an OCR note is about a file now done
 
         def ocr_page(path, page, pages):
@@ -188,6 +198,12 @@ def progress_lines(p, elapsed: float, width: int, size_of=None, ocr: str = "") -
     The share and the time left count bytes, the committed files' and the embedded part of the file in
     hand: files differ in size by orders of magnitude, so counting files said "ETA 3:33:35" two files in."""
     size_of = size_of or FileSizes()
+    if p.phase == "embedding":  # every file is searchable by keywords; the vectors follow, chunk by chunk
+        share = p.chunks_done / p.chunks_total if p.chunks_total else 1.0
+        tail = f" {share:4.0%} · {p.chunks_done:,}/{p.chunks_total:,} chunks · {_time_left(elapsed, share)}"
+        room = width - len("embedding ") - len(tail)
+        bar = _bar(share, min(BAR, room)) if room >= 6 else ""
+        return [_fit(f"embedding {bar}{tail}", width), _fit("  searchable by keywords meanwhile", width)]
     if p.files_total == 0:  # repairing from the manifest: no files, chunks re-embedded
         return [_fit(f"repairing: {p.chunks_done:,} chunks embedded again from the manifest", width)]
     done = p.bytes_done

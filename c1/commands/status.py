@@ -53,6 +53,7 @@ def collection_status(settings: Settings) -> dict:
     store = open_store(settings, None, create=False)
     try:
         expected = store.manifest.chunk_hashes()
+        without = set(store.manifest.without_vectors())  # committed, searchable by keywords, not embedded yet
         chroma = store.vectors.hashes()
         problems = []
         if store.lexical is None:
@@ -61,19 +62,23 @@ def collection_status(settings: Settings) -> dict:
         else:
             lexical_ids = store.lexical.all_ids()
         stale = sum(1 for i, h in expected.items() if h and chroma.get(i) and chroma[i] != h)
-        if set(chroma) != set(expected):
-            problems.append(f"Chroma holds {len(chroma)} chunks, the manifest {len(expected)}")
+        if not set(expected) - without <= set(chroma) <= set(expected):
+            problems.append(f"Chroma holds {len(chroma)} chunks, the manifest {len(expected)}"
+                            + (f" ({len(without)} still to embed)" if without else ""))
         if stale:
             problems.append(f"{stale} chunk(s) in Chroma differ from the manifest")
         if store.lexical is not None and (set(lexical_ids) != set(expected) or len(lexical_ids) != len(expected)):
             problems.append(f"the lexical index holds {len(lexical_ids)} chunks, the manifest {len(expected)}")
         interrupted = store.manifest.get_meta("dirty") == "1"
-        writer = lock_holder(settings.collection_dir) if interrupted else None
-        if writer is not None:  # a run in progress (a watch's batch), not an interrupted one
+        embedding = store.manifest.get_meta("embedding") == "1" and bool(without)
+        writer = lock_holder(settings.collection_dir) if interrupted or embedding or problems else None
+        if writer is not None:  # a run in progress, not an interrupted one: what it has written is searchable
             interrupted = False
-            problems.append(f"being written by `{writer.get('doing', 'c1 index')}` (pid {writer.get('pid', '?')})")
-        elif interrupted:
-            problems.append("an index run was interrupted")
+            problems = []
+            row["being_indexed"] = f"being indexed (pid {writer.get('pid', '?')})"
+        elif interrupted or embedding:
+            interrupted = True
+            problems.append("an index run was interrupted" + (" while embedding" if embedding and not problems else ""))
         if problems and writer is None:
             problems.append("`c1 index` repairs it")
         return {
@@ -82,6 +87,7 @@ def collection_status(settings: Settings) -> dict:
             "chroma_chunks": len(chroma),
             "lexical_chunks": len(lexical_ids),
             "stale_chunks": stale,
+            "without_vectors": len(without),
             "consistent": not problems,
             "interrupted": interrupted,
             "writer": writer,
@@ -124,7 +130,7 @@ def run_status(settings: Settings, *, only: str | None, json_out: bool, evals: b
         rows = status_via_daemon(settings, names)
     if rows is None:
         rows = [status_row(settings, n) for n in names]
-    code = 0 if all(r["consistent"] for r in rows) else 1
+    code = 0 if all(r["consistent"] for r in rows) else 1  # a collection being indexed is consistent
     if json_out:
         emit_json({"home": str(settings.home), "collections": rows, "eval_collections_hidden": hidden})
         return code
@@ -135,7 +141,9 @@ def run_status(settings: Settings, *, only: str | None, json_out: bool, evals: b
         if "error" in r:
             print(f"{r['collection']}\tBROKEN\t{r['error']}")
         else:
-            state = "consistent" if r["consistent"] else "INCONSISTENT"
+            state = r.get("being_indexed") or ("consistent" if r["consistent"] else "INCONSISTENT")
+            if r.get("without_vectors") and not r.get("being_indexed"):
+                state += f" ({r['without_vectors']} chunks by keywords only: `c1 index` embeds them)"
             print(f"{r['collection']}\t{r['documents']} documents\t{r['chunks']} chunks\t{state}")
     return code
 

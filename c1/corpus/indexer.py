@@ -1,18 +1,32 @@
-"""``c1 index``: files → documents → chunks → vectors + lexical index, incrementally.
+"""``c1 index``: files → documents → chunks → lexical index, then vectors, incrementally.
 
-Order of writes for each batch of files, chosen so that a crash anywhere is repaired by the next
-run: (1) the files are marked *pending* and the collection *dirty* in the manifest; (2) Chroma and
-the lexical index are updated; (3) one manifest transaction stores the new documents and chunks
-and clears *pending*. A run that starts on a dirty collection reconciles first: Chroma ids that
-the manifest does not know are deleted, missing ones re-embedded from the stored chunk text,
-pending files re-indexed, and the lexical index rebuilt from the manifest.
+Keywords first: a run has two phases. (1) Each file, once read, is chunked and written to the
+lexical index and the manifest, its chunks flagged *without vector*: it is searchable by keywords
+at once. (2) The flagged chunks are then embedded from the manifest's text, in rounds of
+``BATCH_CHUNKS``, each round written to Chroma and then unflagged. Embedding is 92 % of the time of
+a run (56 filings: seconds to read and write by keywords, a quarter of an hour to embed on 2 cores),
+so a search made meanwhile finds every file by BM25 and the embedded part by both (c1/agent/corpus.py).
+A run stopped in phase 2 (Ctrl-C, kill -9, a server down) leaves a keyword-searchable collection;
+the next ``c1 index`` embeds what is left. Measured (bench/first_answer.py, docs/scaling.md): the
+right filing of a known-item question is found once its file is read, not after the whole run.
+
+Order of writes for each batch of files in phase 1, chosen so that a crash anywhere is repaired by
+the next run: (1) the files are marked *pending* and the collection *dirty* in the manifest; (2) the
+old vectors of the files are deleted from Chroma and the lexical index is updated; (3) one manifest
+transaction stores the new documents and chunks and clears *pending*. A run that starts on a dirty
+collection reconciles first: Chroma ids that the manifest does not know are deleted, chunks whose
+vector is missing or stale are flagged for phase 2, pending files re-indexed, and the lexical index
+rebuilt from the manifest. In phase 2 a crash between the Chroma write and the unflagging only costs
+embedding that round again; Chroma never holds a vector for text the manifest does not have.
 
 The manifest is the source of truth; the two other stores are derived from it and checked at the
 start of every run (cheap counts; an unreadable lexical index). Whatever does not agree is
 rebuilt from the manifest: chunks Chroma lacks or holds with another content hash are embedded
 again, orphans are deleted, the lexical index is refilled. ``--rebuild`` does all of it
 unconditionally (a damaged embedded Chroma store is moved aside first). A folder given to
-``c1 index`` that no longer exists removes the documents indexed from it.
+``c1 index`` that no longer exists removes the documents indexed from it. A first run that fails
+before anything was stored (an embedding server or a Chroma server that does not answer) removes
+the collection it created: nothing is left behind.
 """
 
 from __future__ import annotations
@@ -24,7 +38,6 @@ import os
 import queue
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -41,8 +54,14 @@ from c1.corpus.walk import under
 from c1.errors import C1Error
 
 BATCH_CHUNKS = 64
-"""Chunks per write batch: small enough that progress moves every few seconds on a laptop CPU,
-large enough that the per-batch commits (tantivy, manifest) stay a small share of the time."""
+"""Chunks per write batch (phase 1) and per embedding round (phase 2): small enough that progress
+moves every few seconds on a laptop CPU, large enough that the per-batch commits (tantivy, manifest,
+Chroma) stay a small share of the time."""
+MAX_KEPT_CONTEXTS = 2_000_000
+"""Chunk contexts kept from phase 1 for phase 2 (about 150 bytes each); past it, phase 2 rebuilds them."""
+GENERATION_EVERY_S = 10.0
+"""While embedding, readers are told to reopen the collection (the manifest's generation) at most this
+often: a reader's Chroma client sees new vectors only once reopened, and reopening costs it a moment."""
 LOAD_AHEAD = 8
 """Files loaded ahead of the embedder (the pages of the one being read stream regardless)."""
 
@@ -60,12 +79,17 @@ class IndexReport:
     warnings: list[dict] = field(default_factory=list)
     documents: int = 0
     chunks: int = 0
+    """Chunks written by this run (the chunks of the files added and updated)."""
+    embedded: int = 0
+    """Chunks embedded by this run (those it wrote, and those an earlier run left without a vector)."""
+    without_vectors: int = 0
+    """Chunks of the collection still without a vector when the run ended (found by keywords only)."""
     total_chunks: int = 0
     seconds: float = 0.0
+    lexical_seconds: float = 0.0
+    """From the start of the run until every file was searchable by keywords."""
     embed_seconds: float = 0.0
     repaired: bool = False
-    reused: int = 0
-    """Chunks whose vectors an interrupted run had embedded (in the middle of a long file): not embedded again."""
 
     @property
     def chunks_per_second(self) -> float:
@@ -84,7 +108,11 @@ class Progress:
     files_total: int = 0
     files_done: int = 0
     chunks_done: int = 0
-    """Chunks embedded so far (a long file's, round by round)."""
+    """Chunks embedded so far, round by round."""
+    chunks_total: int = 0
+    """Chunks to embed in this run (known once every file is read)."""
+    phase: str = "reading"
+    """"reading" (files → keywords) or "embedding" (chunks → vectors)."""
     current: str = ""
     page: int = 0
     """The page of ``current`` being read, of ``pages`` (0: not a paged file, or once it is read)."""
@@ -197,14 +225,20 @@ class _Page:
 
 class Indexer:
     def __init__(self, settings: Settings, embedder: Embedder, progress: ProgressFn | None = None,
-                 stop: threading.Event | None = None):
+                 stop: threading.Event | None = None, embed: bool = True):
         self.settings = settings
         self.embedder = embedder
         self.progress = progress or (lambda p: None)
         self.state = Progress()
         self.stop = stop
-        """Once set, files not yet loaded are left for the next run (``c1 index --watch`` stopping)."""
-        self._kept_any = False
+        """Once set, files not yet loaded and chunks not yet embedded are left for the next run."""
+        self.embed = embed
+        """False: phase 1 only (keywords); a later run embeds."""
+        self._probed = False
+        self._contexts: dict[str, ChunkContext] = {}
+        """Chunk id → its context as phase 1 computed it from the whole text, until phase 2 embeds it. A chunk
+        left without vector by an earlier run gets its context from the stored chunks (``stored_contexts``),
+        which can place a heading differently (8 % of the chunks of the three SEC filings)."""
 
     # entry points -----------------------------------------------------------------------
     def run(self, paths: list[str], rebuild: bool = False) -> IndexReport:
@@ -226,12 +260,21 @@ class Indexer:
     @contextmanager
     def session(self, rebuild: bool = False, doing: str = "c1 index") -> Iterator["Store"]:
         """The collection locked for writing and its stores open, for one run or for a whole watch."""
-        with CollectionLock(self.settings.collection_dir, doing):
-            store = open_store(self.settings, self.embedder, create=True, rebuild=rebuild)
+        cdir = self.settings.collection_dir
+        first = not (cdir / "manifest.sqlite").exists()
+        with CollectionLock(cdir, doing):
+            store = None
             try:
+                store = open_store(self.settings, self.embedder, create=True, rebuild=rebuild)
                 yield store
+            except BaseException:
+                if first:
+                    _forget_failed_first_run(cdir, store)
+                    store = None
+                raise
             finally:
-                store.close()
+                if store is not None:
+                    store.close()
 
     def sync(self, store: "Store", roots: list[str], *, rebuild: bool = False,
              changed: list[str] | None = None) -> IndexReport:
@@ -244,6 +287,7 @@ class Indexer:
         report = IndexReport(collection=self.settings.collection)
         report.warnings.extend({"path": path, "warning": w} for path, w in store.notes)
         store.notes.clear()
+        resumed = store.manifest.get_meta("embedding") == "1"  # an earlier run stopped while embedding
         if rebuild or store.manifest.get_meta("dirty") == "1" or _out_of_sync(store):
             self._reconcile(store, rebuild)
             report.repaired = True
@@ -259,6 +303,10 @@ class Indexer:
         report.unsupported = dict(sorted(found.unsupported.items(), key=lambda kv: (-kv[1], kv[0])))
         todo = self._classify(store, sources, report)
         gone = self._vanished(store, targets, {s.path for s in sources})
+        if changed is not None:
+            self._probed = False  # a watch's batch: the server may have gone since the last one
+        if self.embed and (todo or store.manifest.count_without_vectors()):
+            self._probe()  # a server that does not answer is said before anything is written
         if todo or gone or report.repaired:
             store.manifest.set_meta("dirty", "1")
             if gone:
@@ -270,11 +318,26 @@ class Indexer:
             store.manifest.set_meta("dirty", "0")
             if report.repaired:
                 store.manifest.bump_generation()
+        report.lexical_seconds = time.perf_counter() - started
+        if self.embed:
+            self._embed_missing(store, report)
+        report.repaired = report.repaired or (resumed and self.embed)
         counts = store.manifest.counts()
         report.documents = counts["documents"]
         report.total_chunks = counts["chunks"]
+        report.without_vectors = store.manifest.count_without_vectors()
         report.seconds = time.perf_counter() - started
         return report
+
+    def _probe(self) -> None:
+        """Embed one word, once per indexer: a dead embedding server is a one-line error before any write."""
+        if self._probed:
+            return
+        try:
+            self.embedder.embed(["c1"])
+        except EmbedderError as exc:
+            raise C1Error(str(exc)) from None
+        self._probed = True
 
     # planning ---------------------------------------------------------------------------
     def _classify(self, store: "Store", sources, report: IndexReport) -> list[tuple]:
@@ -336,6 +399,9 @@ class Indexer:
     # writing ----------------------------------------------------------------------------
     def _remove(self, store: "Store", paths: list[str]) -> None:
         docs = store.manifest.docs_of(paths)
+        for d in docs:
+            for cid in d.chunk_ids():
+                self._contexts.pop(cid, None)
         store.manifest.mark_pending(paths)
         store.vectors.delete([cid for d in docs for cid in d.chunk_ids()])
         store.lexical.delete_docs(d.doc_id for d in docs)
@@ -387,7 +453,6 @@ class Indexer:
     def _index(self, store: "Store", todo: list[tuple], report: IndexReport) -> None:
         self.state = Progress(files_total=len(todo), bytes_total=sum(rec.size for _, rec, _ in todo))
         self.progress(self.state)
-        self._kept_any = store.manifest.has_kept_vectors()
         taken = {d: k for k, d in store.manifest.doc_ids_by_key().items()}
         batch: list[_Loaded] = []
         size = 0
@@ -412,17 +477,16 @@ class Indexer:
                 batch, size = [], 0
         if batch:
             self._flush(store, batch, taken, report)
-        if self._kept_any:
-            store.manifest.forget_vectors()  # every file is committed: no kept vector is needed any more
+        if todo and store.manifest.has_kept_vectors():
+            store.manifest.forget_vectors()  # left by a c1 that embedded long files before committing them
 
     def _flush(self, store: "Store", batch: list[_Loaded], taken: dict[str, str], report: IndexReport) -> None:
+        """Phase 1 for a batch of files: their chunks into the lexical index and the manifest, flagged
+        without vector; the vectors of their old chunks out of Chroma."""
         docs: list[DocRecord] = []
         chunks: list[Chunk] = []
-        metas: list[dict] = []
-        embed_inputs: list[str] = []
         ctxs: list[ChunkContext] = []
-        owners: list[int] = []  # for each embed input, the index of its file in ``batch``
-        for i, item in enumerate(batch):
+        for item in batch:
             for doc in item.docs:
                 record, doc_chunks = self._chunk(doc, taken)
                 if not doc_chunks:
@@ -430,30 +494,24 @@ class Indexer:
                 docs.append(record)
                 chunks.extend(doc_chunks)
                 for c, ctx in zip(doc_chunks, contexts(record.title, record.path, record.key, doc.text, doc_chunks)):
-                    text = ctx.embed_text(c.text)
-                    c.hash = chunk_hash(record.title, text)
-                    metas.append(chroma_metadata(record, c))
-                    embed_inputs.append(text)
+                    c.hash = chunk_hash(record.title, ctx.embed_text(c.text))
                     ctxs.append(ctx)
-                    owners.append(i)
         paths = [item.rec.path for item in batch]
-        old_ids = {cid for d in store.manifest.docs_of(paths) for cid in d.chunk_ids()}
-        new_ids = [c.id for c in chunks]
+        old_docs = store.manifest.docs_of(paths)
+        for d in old_docs:
+            for cid in d.chunk_ids():
+                self._contexts.pop(cid, None)
         store.manifest.mark_pending(paths)
-        t0 = time.perf_counter()
-        try:
-            vectors = self._embed(store, paths, embed_inputs, owners, report)
-        except EmbedderError as exc:
-            raise C1Error(str(exc)) from None
-        report.embed_seconds += time.perf_counter() - t0
-        store.vectors.delete(sorted(old_ids - set(new_ids)))
-        if chunks:
-            store.vectors.upsert(new_ids, vectors, [c.text for c in chunks], metas)
-        store.lexical.delete_docs({doc_of_id for doc_of_id in (i.rsplit("_", 1)[0] for i in old_ids)} | {d.doc_id for d in docs})
+        store.vectors.delete(sorted({cid for d in old_docs for cid in d.chunk_ids()}))
+        store.lexical.delete_docs({d.doc_id for d in old_docs} | {d.doc_id for d in docs})
         for c, ctx in zip(chunks, ctxs):
             store.lexical.add(c.id, c.doc_id, ctx.identity, ctx.lexical_text(c.text))
         store.lexical.commit()
-        store.manifest.replace_files([item.rec for item in batch], docs, chunks)
+        store.manifest.replace_files([item.rec for item in batch], docs, chunks, vectors=False)
+        for c, ctx in zip(chunks, ctxs):  # committed: phase 2 embeds these texts with these headers
+            if len(self._contexts) >= MAX_KEPT_CONTEXTS:
+                break
+            self._contexts[c.id] = ctx
         for item in batch:
             if item.skip:
                 continue
@@ -466,40 +524,59 @@ class Indexer:
         self.state.bytes_done += sum(item.rec.size for item in batch)
         self.progress(self.state)
 
-    def _embed(self, store: "Store", paths: list[str], inputs: list[str], owners: list[int], report: IndexReport):
-        """The vectors of ``inputs`` (``owners[i]``: the index in ``paths`` of input i's file), embedded in
-        rounds of ``BATCH_CHUNKS`` with progress after each. A file embedded over several rounds (a long
-        one) has each round's vectors kept in the manifest until it is committed, and takes the vectors an
-        interrupted run kept for it (c1/corpus/vector_cache.py)."""
-        import numpy as np
-
-        from c1.corpus.vector_cache import Vectors
-
-        kept: dict[str, bytes] = {}
-        if self._kept_any:
-            for path in paths:
-                kept.update(store.manifest.kept_vectors(path))
-        cache = Vectors(self.embedder, kept)
-        per_file, done = Counter(owners), Counter()
-        out = np.zeros((len(inputs), self.embedder.dim), dtype=np.float32)
-        for start in range(0, len(inputs), BATCH_CHUNKS):
-            end = min(start + BATCH_CHUNKS, len(inputs))
-            out[start:end], keys, new = cache.embed(inputs[start:end])
-            keep: dict[str, dict[str, bytes]] = {}
-            for key, owner in zip(keys, owners[start:end]):
-                if key in new and per_file[owner] > BATCH_CHUNKS:
-                    keep.setdefault(paths[owner], {})[key] = new[key].tobytes()
-            for path, vectors in keep.items():
-                store.manifest.keep_vectors(path, vectors)
-                self._kept_any = True
-            self.state.chunks_done += end - start
-            done.update(owners[start:end])
-            owner = owners[end - 1]  # the file in hand: its chunks embedded, of its total
-            self.state.current, self.state.page = paths[owner], 0
-            self.state.file_chunks, self.state.file_chunks_done = per_file[owner], done[owner]
+    def _embed_missing(self, store: "Store", report: IndexReport) -> None:
+        """Phase 2: embed every chunk flagged without vector, in rounds of ``BATCH_CHUNKS`` in the order
+        they were committed; each round is written to Chroma, then unflagged (with the content hash of what
+        was embedded). ``embedding`` in the manifest's meta says a run is at it (or was stopped at it)."""
+        manifest = store.manifest
+        total = manifest.count_without_vectors()
+        if not total:
+            return
+        manifest.set_meta("embedding", "1")
+        self.state.phase, self.state.chunks_total, self.state.chunks_done = "embedding", total, 0
+        self.state.current, self.state.page, self.state.pages = "", 0, 0
+        self.progress(self.state)
+        headers: dict[str, dict[str, ChunkContext]] = {}  # per document, its chunks' contexts
+        last_bump = time.monotonic()
+        previous: list[str] = []
+        while not (self.stop is not None and self.stop.is_set()):
+            ids = manifest.without_vectors(BATCH_CHUNKS)
+            if not ids:
+                break
+            if ids == previous:
+                raise C1Error(f"internal error: the manifest keeps {len(ids)} chunks flagged after embedding them")
+            previous = ids
+            part = manifest.chunks(ids)
+            docs = {d: manifest.doc(d) for d in {c.doc_id for c in part}}
+            texts = []
+            for c in part:
+                ctx = self._contexts.pop(c.id, None)
+                if ctx is None:
+                    if c.doc_id not in headers:
+                        if len(headers) >= 64:
+                            headers.clear()
+                        headers[c.doc_id] = stored_contexts(docs[c.doc_id], manifest.doc_chunks(c.doc_id))
+                    ctx = headers[c.doc_id][c.id]
+                texts.append(ctx.embed_text(c.text))
+                c.hash = chunk_hash(docs[c.doc_id].title, texts[-1])
+            t0 = time.perf_counter()
+            try:
+                vectors = self.embedder.embed(texts)
+            except EmbedderError as exc:
+                raise C1Error(str(exc)) from None
+            report.embed_seconds += time.perf_counter() - t0
+            store.vectors.upsert([c.id for c in part], vectors, [c.text for c in part],
+                                 [chroma_metadata(docs[c.doc_id], c) for c in part])
+            manifest.set_vectors([c.id for c in part], True, {c.id: c.hash for c in part})
+            report.embedded += len(part)
+            self.state.chunks_done += len(part)
             self.progress(self.state)
-        report.reused += len(cache.reused)
-        return out
+            if time.monotonic() - last_bump >= GENERATION_EVERY_S:
+                manifest.bump_generation()
+                last_bump = time.monotonic()
+        if not manifest.count_without_vectors() or (self.stop is not None and self.stop.is_set()):
+            manifest.set_meta("embedding", "0")  # done, or stopped on purpose: not an interrupted run
+        manifest.bump_generation()
 
     def _chunk(self, doc: Document, taken: dict[str, str]) -> tuple[DocRecord, list[Chunk]]:
         doc_id = doc_id_for(doc.key, taken)
@@ -517,52 +594,78 @@ class Indexer:
     # repair -----------------------------------------------------------------------------
     def _reconcile(self, store: "Store", rebuild: bool = False) -> None:
         """Bring Chroma and the lexical index back in line with the manifest (after a crash, a damaged or
-        deleted store, a collection folder deleted by hand; everything with ``rebuild``)."""
-        expected = store.manifest.chunk_hashes()
+        deleted store, a collection folder deleted by hand; everything with ``rebuild``): Chroma's orphans
+        and stale vectors are deleted, every chunk whose vector is missing is flagged for phase 2, the
+        lexical index is refilled."""
+        manifest = store.manifest
+        expected = manifest.chunk_hashes()
         if rebuild or not expected:
             if rebuild or store.vectors.count():
                 store.vectors.reset()
             present: dict[str, str | None] = {}
         else:
             present = store.vectors.hashes()
-        store.vectors.delete(sorted(set(present) - set(expected)))
         stale = {i for i, h in expected.items() if i in present and h and present[i] and h != present[i]}
-        redo = sorted((set(expected) - set(present)) | stale)
+        store.vectors.delete(sorted((set(present) - set(expected)) | stale))
+        held = {i for i in present if i in expected and i not in stale}
+        flagged = set(manifest.without_vectors())
+        manifest.set_vectors(sorted(set(expected) - held - flagged), False)
+        manifest.set_vectors(sorted(held & flagged), True)  # written to Chroma by a run stopped before unflagging
         self.state = Progress(files_total=0, current="rebuilding from the manifest")
-        ctx: dict[str, ChunkContext] = {}  # chunk id → its header, per document as it comes
-        for start in range(0, len(redo), BATCH_CHUNKS):
-            part = store.manifest.chunks(redo[start : start + BATCH_CHUNKS])
-            docs = {d: store.manifest.doc(d) for d in {c.doc_id for c in part}}
-            texts = []
-            for c in part:
-                if c.id not in ctx:
-                    ctx.update(stored_contexts(docs[c.doc_id], store.manifest.doc_chunks(c.doc_id)))
-                texts.append(ctx[c.id].embed_text(c.text))
-                c.hash = chunk_hash(docs[c.doc_id].title, texts[-1])
-            try:
-                vectors = self.embedder.embed(texts)
-            except EmbedderError as exc:
-                raise C1Error(str(exc)) from None
-            store.vectors.upsert([c.id for c in part], vectors, [c.text for c in part],
-                                 [chroma_metadata(docs[c.doc_id], c) for c in part])
-            store.manifest.set_hashes({c.id: c.hash for c in part if not expected.get(c.id)})
-            self.state.chunks_done += len(part)
-            self.progress(self.state)
+        self.progress(self.state)
         store.lexical.clear()
-        for d in store.manifest.all_docs():
-            doc_chunks = store.manifest.doc_chunks(d.doc_id)
+        for d in manifest.all_docs():
+            doc_chunks = manifest.doc_chunks(d.doc_id)
             headers = stored_contexts(d, doc_chunks)
             for c in doc_chunks:
                 store.lexical.add(c.id, c.doc_id, headers[c.id].identity, headers[c.id].lexical_text(c.text))
         store.lexical.commit()
         # Files caught mid-write are re-indexed from their source.
-        store.manifest.invalidate(store.manifest.pending())
+        manifest.invalidate(manifest.pending())
 
 
 def _out_of_sync(store: "Store") -> bool:
-    """Cheap check at the start of a run: the derived stores hold as many chunks as the manifest."""
+    """Cheap check at the start of a run: the lexical index holds as many chunks as the manifest, Chroma at
+    least as many as have their vector and at most all of them."""
     n = store.manifest.counts()["chunks"]
-    return store.lexical_damaged or store.vectors.count() != n or store.lexical.count() != n
+    if store.lexical_damaged or store.lexical.count() != n:
+        return True
+    return not n - store.manifest.count_without_vectors() <= store.vectors.count() <= n
+
+
+def _forget_failed_first_run(cdir: Path, store: "Store | None") -> None:
+    """A first run that failed before storing any chunk leaves no collection behind (it would be listed by
+    ``c1 status`` as an empty, inconsistent one): its Chroma collection and its folder are removed."""
+    import shutil
+
+    manifest_path = cdir / "manifest.sqlite"
+    if store is not None:
+        try:
+            kept = store.manifest.counts()["chunks"] > 0
+            if not kept:
+                from c1.corpus.vectors import drop_collection
+
+                drop_collection(store.vectors.client, store.vectors.collection)
+        except Exception:
+            kept = False  # the store is failing (that may be why the run failed): the folder still goes
+        finally:
+            try:
+                store.close()
+            except Exception:
+                pass
+        if kept:
+            return
+    elif manifest_path.exists():
+        try:
+            m = Manifest(manifest_path, readonly=True)
+            try:
+                if m.counts()["chunks"]:
+                    return
+            finally:
+                m.close()
+        except Exception:
+            pass
+    shutil.rmtree(cdir, ignore_errors=True)
 
 
 def chroma_metadata(doc: DocRecord, c: Chunk) -> dict:

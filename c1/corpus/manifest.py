@@ -10,9 +10,13 @@ metadata: chunk ids are reused across versions of a document, so only the hashes
 Chroma holds the text the manifest records. The ``generation`` counter in ``meta`` goes up with
 every committed change, so long-lived readers (``c1 serve``, ``c1 mcp``) know when to reload.
 
-``embedded`` keeps the vectors of a long file embedded round by round, until its documents are
-committed (c1/corpus/vector_cache.py): a cache keyed by what was embedded, so that a run killed in
-the middle of the file loses none of that work. Nothing else reads it.
+``embedded`` kept the vectors of a long file embedded round by round until its documents were
+committed, by a c1 that embedded before committing; a run now only empties it (its chunks are
+committed first, then embedded: the ``vector`` flag below).
+
+A chunk's ``vector`` flag says whether Chroma holds its vector: chunks are committed (and searchable
+by keywords) before they are embedded, and ``c1 index`` embeds the flagged ones afterwards
+(c1/corpus/indexer.py).
 """
 
 from __future__ import annotations
@@ -133,7 +137,9 @@ class Manifest:
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.executescript(SCHEMA)
                 self._migrate()
-            self.has_hashes = "hash" in self._columns("chunks")
+            columns = self._columns("chunks")
+            self.has_hashes = "hash" in columns
+            self.has_vector_flags = "vector" in columns
         except sqlite3.DatabaseError as exc:
             raise ManifestDamaged(f"the manifest {path} cannot be read ({exc})") from None
 
@@ -144,6 +150,10 @@ class Manifest:
         if "hash" not in self._columns("chunks"):  # manifests written before chunk hashes
             with self.db:
                 self.db.execute("ALTER TABLE chunks ADD COLUMN hash TEXT")
+        if "vector" not in self._columns("chunks"):  # before keywords-first indexing: every chunk had its vector
+            with self.db:
+                self.db.execute("ALTER TABLE chunks ADD COLUMN vector INTEGER NOT NULL DEFAULT 1")
+        self.db.execute("CREATE INDEX IF NOT EXISTS chunks_without_vector ON chunks(vector) WHERE vector = 0")
 
     def close(self) -> None:
         self.db.close()
@@ -255,8 +265,10 @@ class Manifest:
         )
         return [DocRecord(*r[:6], meta=json.loads(r[6])) for r in rows]
 
-    def replace_files(self, files: list[FileRecord], docs: list[DocRecord], chunks: list[Chunk]) -> None:
-        """In one transaction: drop the old documents of ``files``, store the new ones, clear pending."""
+    def replace_files(self, files: list[FileRecord], docs: list[DocRecord], chunks: list[Chunk],
+                      vectors: bool = True) -> None:
+        """In one transaction: drop the old documents of ``files``, store the new ones, clear pending.
+        ``vectors``: whether Chroma already holds the new chunks' vectors (False: they are to be embedded)."""
         paths = [(f.path,) for f in files]
         with self.db:
             self.db.executemany(
@@ -272,8 +284,8 @@ class Manifest:
                 [(d.doc_id, d.key, d.path, d.title, d.source_id, d.n_chunks, json.dumps(d.meta)) for d in docs],
             )
             self.db.executemany(
-                'INSERT INTO chunks (id, doc_id, n, start, "end", page, text, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-                [(c.id, c.doc_id, c.n, c.start, c.end, c.page, c.text, c.hash) for c in chunks],
+                'INSERT INTO chunks (id, doc_id, n, start, "end", page, text, hash, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+                [(c.id, c.doc_id, c.n, c.start, c.end, c.page, c.text, c.hash, int(vectors)) for c in chunks],
             )
             self.db.executemany("DELETE FROM pending WHERE path=?", paths)
             self.db.executemany("DELETE FROM embedded WHERE path=?", paths)
@@ -306,10 +318,6 @@ class Manifest:
         """Files indexed (skipped ones are recorded without a hash, to be retried)."""
         return self.db.execute("SELECT COUNT(*) FROM files WHERE hash IS NOT NULL").fetchone()[0]
 
-    def kept_count(self) -> int:
-        """How many vectors :meth:`keep_vectors` holds (a long file's, of an interrupted run)."""
-        return self.db.execute("SELECT COUNT(*) FROM embedded").fetchone()[0]
-
     def has_kept_vectors(self) -> bool:
         return self.db.execute("SELECT 1 FROM embedded LIMIT 1").fetchone() is not None
 
@@ -331,6 +339,26 @@ class Manifest:
         """Record hashes for chunks that had none (manifests from before chunk hashes)."""
         with self.db:
             self.db.executemany("UPDATE chunks SET hash=? WHERE id=?", [(h, i) for i, h in hashes.items()])
+
+    # chunks whose vectors are still to be made ------------------------------------------------
+    def without_vectors(self, limit: int | None = None) -> list[str]:
+        """Ids of chunks that Chroma does not hold a vector for yet, in the order they were committed."""
+        if not self.has_vector_flags:
+            return []
+        sql = "SELECT id FROM chunks WHERE vector = 0 ORDER BY rowid" + ("" if limit is None else f" LIMIT {int(limit)}")
+        return [r[0] for r in self.db.execute(sql)]
+
+    def count_without_vectors(self) -> int:
+        if not self.has_vector_flags:
+            return 0
+        return self.db.execute("SELECT COUNT(*) FROM chunks WHERE vector = 0").fetchone()[0]
+
+    def set_vectors(self, ids: Iterable[str], present: bool = True, hashes: dict[str, str] | None = None) -> None:
+        """Record that Chroma holds (or lacks) the vectors of these chunks; ``hashes``: what was embedded."""
+        with self.db:
+            self.db.executemany("UPDATE chunks SET vector=? WHERE id=?", [(int(present), i) for i in ids])
+            if hashes:
+                self.db.executemany("UPDATE chunks SET hash=? WHERE id=?", [(h, i) for i, h in hashes.items()])
 
     def chunks(self, ids: list[str]) -> list[Chunk]:
         """The chunks with these ids, in the order asked (unknown ids are left out)."""

@@ -204,7 +204,8 @@ class Resident:
             row = status_row(settings, name)
             rows.append(row)
             embedded = row.get("store") in (None, str(Path(self.home) / "chroma"))
-            if mark is not None and "error" not in row and embedded and not row.get("interrupted"):
+            if mark is not None and "error" not in row and embedded and not row.get("interrupted") \
+                    and not row.get("writer"):  # a writer killed later changes no file: its row must be read again
                 self._status[key] = (mark, row)
             else:
                 self._status.pop(key, None)
