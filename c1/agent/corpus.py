@@ -19,6 +19,7 @@ past ``GREP_CACHE_CHARS``).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import threading
@@ -330,7 +331,8 @@ class Corpus:
         long = [d for d in dict.fromkeys(doc_ids) if (rec := self.doc(d)) is not None and rec.n_chunks > 1]
         if len(long) < 2:
             return {}
-        return {d: v for d, v in evidence(wanted, {d: self.identity(d) for d in long}).items() if v}
+        rarity = lambda phrase: math.log(1 + self.size / (self.mentions(phrase) + 1))  # noqa: E731 (names by IDF)
+        return {d: v for d, v in evidence(wanted, {d: self.identity(d) for d in long}, rarity).items() if v}
 
     def _cosines(self, ids: list[str], vector, known: dict[str, float]) -> dict[str, float]:
         """Cosine of each chunk with ``vector``: from the dense results where known, else from the stored vectors."""
