@@ -56,10 +56,11 @@ WEIGHTS = {"sim": 1.48, "anchor": 0.29, "named": 4.14, "rare": 0.0, "phrase": 4.
            "link": 2.36,
            "back": 0.16, "bridge": 0.50, "miss": -1.31, "support": 1.62}
 FEATURES = tuple(WEIGHTS)
-EVIDENCE = ("named", "rare", "phrase", "keywords", "identity", "link", "back", "bridge", "miss")
-"""The features that name why a document belongs (or not) beyond its similarity to the question and its
-place in the question's own search: only these may move a document above one that the question's own
-search ranked higher (:func:`anchored_order`)."""
+EVIDENCE = ("named", "rare", "phrase", "keywords", "identity", "link", "back", "bridge")
+"""The features that name why a document belongs beyond its similarity to the question and its place in
+the question's own search: only these may move a document above one that the question's own search
+ranked higher (:func:`anchored_order`). ``miss`` (evidence against) lowers a score, but a document that
+lacks something is no reason to put any other above it."""
 BIAS = -5.26
 FLOOR = 0.02
 """Documents with a lower confidence are not returned."""
@@ -156,7 +157,10 @@ def anchored_order(ranking: Ranking, anchor: list[str], docs: list[str]) -> list
     return out
 
 
-EVIDENCE_MARGIN = 1e-6
+EVIDENCE_MARGIN = 0.25
+"""How much more evidence (in logit units: half a bridge, a sixth of a full identity match) a document
+needs to go above one ranked higher by the question's own search; smaller differences are ties, and a
+tie keeps the search's order."""
 
 
 def _beats(ranking: Ranking, d: str, other: str) -> bool:
