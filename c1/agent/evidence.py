@@ -121,13 +121,25 @@ class Ranking:
     sources: dict[str, set] = field(default_factory=dict)
     """The pivots each document's links, back-links and bridges came from."""
 
+    offset: float = 0.0
+    """Added to every logit for the confidences (see ``Ranker.rank``): a question that something held
+    supports needs at least one document."""
+
     def confidence(self, doc_id: str) -> float:
-        return logistic(self.scores[doc_id])
+        return logistic(self.scores[doc_id] + self.offset)
+
+    quoted_missing: bool = False
+    """The question quotes a phrase that no document held holds."""
 
     def supported(self) -> bool:
-        """Whether anything held supports the question (see ``SUPPORTED_SIM``)."""
-        return any(f["sim"] >= SUPPORTED_SIM or f["named"] >= 1.0 or f["phrase"] or f["keywords"] or f["rare"] >= 1.0
-                   for f in self.features.values())
+        """Whether anything held supports the question (see ``SUPPORTED_SIM``): a document the question
+        names, or one that holds its phrase, all its keywords or all its rare terms, or that is close to it
+        — unless the question quotes a phrase that nothing held holds (the words as written are what it asks)."""
+        if any(f["named"] >= 1.0 or f["phrase"] for f in self.features.values()):
+            return True
+        if self.quoted_missing:
+            return False
+        return any(f["sim"] >= SUPPORTED_SIM or f["keywords"] or f["rare"] >= 1.0 for f in self.features.values())
 
     def order(self) -> list[str]:
         return sorted(self.scores, key=lambda d: -self.scores[d])
@@ -174,6 +186,29 @@ def _beats(ranking: Ranking, d: str, other: str) -> bool:
     return mine > ranking.evidence(other) + EVIDENCE_MARGIN
 
 
+NEEDED = 1.0
+"""A question that what the run holds supports needs at least this many documents: the confidences of all
+the documents held add up to at least it (``needed_offset``)."""
+
+
+def needed_offset(logits: list[float], needed: float = NEEDED) -> float:
+    """The smallest c ≥ 0 with Σ logistic(logit + c) ≥ ``needed``: the evidence model's logits were fitted
+    on multi-hop sets, where most documents a run holds are distractors; on a corpus of another kind the
+    same features give lower logits to every document alike. Shifting them all keeps their order and
+    their odds ratios, and makes the probabilities mean what they say: a question that something supports
+    needs at least one document."""
+    if not logits or sum(logistic(x) for x in logits) >= needed or len(logits) < needed:
+        return 0.0
+    lo, hi = 0.0, 30.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        if sum(logistic(x + mid) for x in logits) >= needed:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def monotone(values: list[float]) -> list[float]:
     """The closest non-increasing sequence to ``values`` (pool adjacent violators, equal weights): the
     confidences of a ranked list, so that a document ranked higher is never less likely than one below it."""
@@ -206,6 +241,8 @@ class Asked:
     """Rare terms → inverse document frequency."""
     phrases: list[str]
     """Normalised phrases to find as written (quoted, or a short keyword query)."""
+    quoted: list[str]
+    """Normalised phrases the question quotes."""
     keywords: list[str]
     """The terms of a keyword query (a few words, not a question): every one of them is wanted."""
     exact: list = None
@@ -249,7 +286,8 @@ class Ranker:
                  for q in tx.quoted(question) if any(ch.isupper() for ch in q) and q.split()]
         return Asked(question, f" {tx.norm(question)} ", terms,
                      {tx.strip_article(tx.norm(e)) for e in tx.question_entities(question)}, weights, rare,
-                     [p for p in phrases if p], terms if keywords else [], exact)
+                     [p for p in phrases if p], [n for q in tx.quoted(question) if (n := tx.norm(q))],
+                     terms if keywords else [], exact)
 
     # helpers --------------------------------------------------------------------------------
     def normed(self, text: str) -> str:
@@ -415,6 +453,9 @@ class Ranker:
         ranking.relational = {d: sum(self.weights.get(k, 0.0) * f[k] for k in ("link", "back", "bridge"))
                               for d, f in feats.items()}
         ranking.sources = sources
+        ranking.quoted_missing = bool(asked.quoted) and not any(f["phrase"] for f in feats.values())
+        if ranking.supported():
+            ranking.offset = needed_offset(list(scores.values()))
         return ranking
 
     @staticmethod
