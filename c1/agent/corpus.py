@@ -317,7 +317,7 @@ class Corpus:
         """How well each document's identity matches the names and period ``question`` asks about,
         in [0, 1], relative to the other documents given (:func:`c1.agent.identity.evidence`).
 
-        Only where two documents of several chunks are among them: a one-chunk document (a
+        Only where a document of several chunks is among them: a one-chunk document (a
         passage, a message) is whole in its chunk, whose own score already reflects its title and
         first lines; beside long documents, it is judged alike (else a workbook that names the
         question's product outranks the inventory sheet that holds the answer in one chunk)."""
@@ -331,8 +331,7 @@ class Corpus:
         if not wanted:
             return {}
         docs = [d for d in dict.fromkeys(doc_ids) if self.doc(d) is not None]
-        long = [d for d in docs if self.doc(d).n_chunks > 1]
-        if len(long) < 2:
+        if not any(self.doc(d).n_chunks > 1 for d in docs):
             return {}
         long = docs  # beside long documents, a one-chunk one (a CSV, a note) is judged alike
         rarity = lambda phrase: math.log(1 + self.size / (self.mentions(phrase) + 1))  # noqa: E731 (names by IDF)

@@ -128,8 +128,15 @@ class Ranking:
     def confidence(self, doc_id: str) -> float:
         return logistic(self.scores[doc_id] + self.offset)
 
+    def fitted(self, doc_id: str) -> float:
+        """The evidence model's own probability, unshifted: what ``FLOOR`` and pruning compare."""
+        return logistic(self.scores[doc_id])
+
     quoted_missing: bool = False
     """The question quotes a phrase that no document held holds."""
+    written_found: bool = False
+    """Some document held holds the question's phrase, or all its keywords, as asked: one that lacks
+    them (``miss``) is not what the question asks for."""
 
     def supported(self) -> bool:
         """Whether anything held supports the question (see ``SUPPORTED_SIM``): a document the question
@@ -454,6 +461,7 @@ class Ranker:
                               for d, f in feats.items()}
         ranking.sources = sources
         ranking.quoted_missing = bool(asked.quoted) and not any(f["phrase"] for f in feats.values())
+        ranking.written_found = any(f["phrase"] or f["keywords"] for f in feats.values())
         if ranking.supported():
             ranking.offset = needed_offset(list(scores.values()))
         return ranking

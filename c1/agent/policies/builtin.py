@@ -298,8 +298,8 @@ class BuiltinPolicy:
     def _answer_ids(self) -> list[str]:
         """The answer: the documents held in the order of the question's own search, departing from it
         only on evidence (:func:`evidence.anchored_order`); documents the question names keep their
-        place; the floor drops documents under it, but never one the own search ranked in its top
-        ``max_docs``: evidence may push such a document out of the answer, a low score alone may not."""
+        place; the floor drops documents under it, but one the own search ranked in its top
+        ``max_docs`` only on evidence against it (``_against``): a low score alone does not."""
         if not self._ranking:
             return []
         held = list(self._scores)
@@ -322,11 +322,27 @@ class BuiltinPolicy:
                 top.append(d)
         order = {d: i for i, d in enumerate(ranked)}
         top.sort(key=lambda d: order[d])
-        anchor_top = set(self._own[: self.max_docs])  # what one search returns: no floor drops it
-        top = [d for d in top if d in anchor_top or self._ranking.confidence(d) >= self.floor]
+        anchor_top = set(self._own[: self.max_docs])  # what one search returns: only evidence drops it
+        top = [d for d in top if self._ranking.fitted(d) >= self.floor or (d in anchor_top and not self._against(d))]
         if self.floor and not self._ranking.supported():
             top = top[: evd.UNSUPPORTED_MAX]
         return top
+
+    def _against(self, doc_id: str) -> bool:
+        """Evidence that the document is not what the question asks for: the question's phrase or all its
+        keywords are in another document held, not in this one, and nothing else speaks for it; or
+        another document's identity matches the names and period the question asks about, and nothing
+        about this one does, nor links it to anything (the "(no subject)" mails under a filing). (A
+        document lacking a rare term of the question is not ruled out: the first hop of a multi-hop
+        question lacks the second's words.)"""
+        f = self._explain[doc_id]
+        weak = self._ranking.evidence(doc_id) < evd.EVIDENCE_MARGIN  # nothing, or a stray bridge
+        if self._ranking.written_found and not (f.get("phrase") or f.get("keywords")) and weak:
+            return True
+        if f.get("miss") and weak and any(g.get("rare", 0.0) >= 1.0 for g in self._explain.values()):
+            return True  # another document holds every rare term of the question, this one (all in view) none
+        best = max((g.get("identity", 0.0) for g in self._explain.values()), default=0.0)
+        return best >= 0.5 and not f.get("identity") and weak
 
     def _confidences(self, ids: list[str]) -> list[float]:
         """The answer's confidences: each document's probability, made non-increasing down the answer
@@ -434,7 +450,7 @@ class BuiltinPolicy:
         answer nor pivots: they take room and lead nowhere."""
         keep = set(self._answer_ids()) | set(self._pivots)
         return [cid for cid, s in state.context.visible().items()
-                if s.doc_id not in keep and self._ranking.confidence(s.doc_id) < self.prune_below]
+                if s.doc_id not in keep and self._ranking.fitted(s.doc_id) < self.prune_below]
 
     def _prune_list(self, state: AgentState) -> list[str]:
         """Lowest-scored chunks first, until the context is back under 3/4 of the soft limit;
