@@ -144,3 +144,42 @@ def test_a_note_then_the_contacts_sheet(world):
     relevance floor because it lacks the rare word "phone"."""
     got = _builtin(world, "What is the phone number of the person I met about the office move?")
     assert "meeting-07.md" in got and "contacts.csv" in got, got
+
+
+def _ranking(scores: dict, evidence: dict):
+    from c1.agent.evidence import Ranking
+
+    return Ranking(scores, {d: {} for d in scores}, [], {}, evidence_of=evidence)
+
+
+def test_similarity_alone_never_reorders_the_own_search():
+    """The answer starts from the question's own search: "b", scored higher on similarity alone, stays
+    under "a"; "c", which the search ranked last but the question names (evidence), goes first."""
+    from c1.agent.evidence import anchored_order
+
+    ranking = _ranking({"a": -2.0, "b": -1.0, "c": 1.0}, {"a": 0.0, "b": 0.1, "c": 4.1})
+    assert anchored_order(ranking, ["a", "b", "c"], ["a", "b", "c"]) == ["c", "a", "b"]
+    ranking = _ranking({"a": -2.0, "b": -1.0, "x": -0.5}, {"a": 0.0, "b": 0.0, "x": 0.0})
+    assert anchored_order(ranking, ["a", "b"], ["x", "b", "a"]) == ["a", "b", "x"]
+
+
+def test_confidences_do_not_rise_down_the_answer():
+    """The first document at 0.02 and the next at 0.13 was a defect: down the answer, confidences only fall."""
+    from c1.agent.evidence import monotone, needed_offset
+
+    got = monotone([0.02, 0.13, 0.05, 0.01])
+    assert all(a >= b for a, b in zip(got, got[1:])) and abs(sum(got) - 0.21) < 1e-9
+    assert needed_offset([-5.0, -6.0, -7.0]) > 0 and needed_offset([3.0, 1.0]) == 0.0
+
+
+def test_parallel_runs_start_from_the_first_run():
+    """×4 keeps the first run's answer unless more runs agree on another document: what one other run
+    alone found at a higher confidence does not go above the first run's documents."""
+    from c1.agent.search import fuse
+
+    runs = [[{"id": "a", "score": 0.6}, {"id": "b", "score": 0.3}],
+            [{"id": "c", "score": 0.99}], [{"id": "a", "score": 0.5}, {"id": "b", "score": 0.2}],
+            [{"id": "b", "score": 0.9}, {"id": "a", "score": 0.4}]]
+    assert [d for d, _ in fuse(runs)] == ["a", "b", "c"]
+    runs[1] = [{"id": "b", "score": 0.99}]  # now every run returned b, and its mean is higher than a's
+    assert [d for d, _ in fuse(runs)][:2] == ["b", "a"]
