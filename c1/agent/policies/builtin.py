@@ -307,10 +307,12 @@ class BuiltinPolicy:
             own = set(self._own)
             held = [d for d in held if d in own or self._evidenced(d)]
         ranked = evd.anchored_order(self._ranking, self._own, held)
+        anchor_top = set(self._own[: self.max_docs])  # what one search returns: only evidence drops it
+        ranked = [d for d in ranked if self._ranking.fitted(d) >= self.floor or (d in anchor_top and not self._against(d))]
         top = ranked[: self.max_docs]
         # Documents the question names keep their place: all compared entities' documents for a
         # comparison question, at most half the answer otherwise (room for the documents they lead to).
-        must = [d for d in held if self._explain[d]["named"]]
+        must = [d for d in ranked if self._explain[d]["named"]]
         cap = self.max_docs if self._comparison else max(1, self.max_docs // 2)
         must = sorted(must, key=lambda d: -self._scores[d])[:cap]
         for d in must:
@@ -322,8 +324,6 @@ class BuiltinPolicy:
                 top.append(d)
         order = {d: i for i, d in enumerate(ranked)}
         top.sort(key=lambda d: order[d])
-        anchor_top = set(self._own[: self.max_docs])  # what one search returns: only evidence drops it
-        top = [d for d in top if self._ranking.fitted(d) >= self.floor or (d in anchor_top and not self._against(d))]
         if self.floor and not self._ranking.supported():
             top = top[: evd.UNSUPPORTED_MAX]
         return top
