@@ -19,6 +19,7 @@ past ``GREP_CACHE_CHARS``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 from c1.agent.fusion import rrf
 from c1.config import Settings
-from c1.corpus.embedders import Embedder, EmbedderError, make_embedder
+from c1.corpus.embedders import Embedder, EmbedderError, embedder_for
 from c1.corpus.manifest import Chunk, DocRecord
 from c1.errors import C1Error
 
@@ -85,6 +86,13 @@ class RerankWeights:
     fused: float = 1.0
 
 
+AUTO_RERANK = {"search": False, "read": False}
+"""Where ``--rerank auto`` re-ranks with the cross-encoder: nowhere yet, by measurement (docs/embedders.md):
+on the legal slice it put a gold clause first in a document's chunks less often than the cosine/coverage
+blend (0.19-0.20 against 0.29, 80 questions) at 13-17 s a document on the loaded 2 cores, and it did not
+lift a bge hybrid search. ``--rerank onnx`` (or a server's URL) turns both places on."""
+
+
 class Corpus:
     CANDIDATES = 50
     W_DOC = 0.5
@@ -94,6 +102,11 @@ class Corpus:
     strings reach a top-1 cosine of 0.46 at most on the pooled HotpotQA corpus (MiniLM), and no gold
     paragraph of its 200 questions is a no-shared-word candidate: bench/search_quality.py --floor-study."""
 
+    RERANK_TOP = 10
+    """Hybrid search: how many of its first chunks the cross-encoder re-orders (when it does, see ``AUTO_RERANK``)."""
+    RERANK_CHUNKS = 12
+    """read_document: how many of a document's best chunks (by ``rank_chunks``' blend) the cross-encoder re-orders."""
+
     DOC_CACHE = 4096
     """Document records kept (least recently used dropped first)."""
     GREP_CACHE_CHARS = 64_000_000
@@ -101,11 +114,16 @@ class Corpus:
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None, weights: RerankWeights = RerankWeights()):
         self.settings = settings
-        self.embedder = embedder or make_embedder(settings.embed_url, settings.embed_model, settings.embed_api_key)
+        self._own_embedder = embedder is None  # chosen by the collection's record: follows a --rebuild
+        self.embedder = embedder or embedder_for(settings)
         self.weights = weights
+        self._reranker = None
+        self._rerank_problem: str | None = None
         self._qcache: dict[str, object] = {}
         self._asked: dict[str, object] = {}
         self._lock = threading.Lock()
+        self._users: dict[int, int] = {}
+        """Calls in progress per store (by ``id``): a store replaced by a re-open is closed when its last call ends."""
         self._open()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="c1-search")
 
@@ -134,7 +152,8 @@ class Corpus:
 
     def refresh(self) -> bool:
         """Reopen the collection if ``c1 index`` changed it since it was opened; True when it did.
-        Searches already running keep the stores they started with."""
+        The old store is closed (its manifest, lexical index, vector client) once no call is reading
+        it (:meth:`_held`)."""
         with self._lock:
             try:
                 same_file = _file_id(self.store.manifest.path) == self._manifest_id
@@ -145,8 +164,37 @@ class Corpus:
             from c1.corpus.vectors import fresh_clients
 
             fresh_clients()
-            self._open()  # the old store is left to the searches that hold it, and then to the collector
-            return True
+            if self._own_embedder:  # `c1 index --rebuild` may have changed the collection's embedder
+                from c1.corpus.embedders import builtin_for
+
+                if not self.settings.embed_url and builtin_for(self.settings) != self.embedder.name:
+                    self.embedder = embedder_for(self.settings)
+                    self._qcache.clear()
+            old = self.store
+            self._open()
+            idle = self._users.get(id(old), 0) == 0
+        if idle:  # else the last call still reading it closes it (_held)
+            old.close()
+        return True
+
+    @contextlib.contextmanager
+    def _held(self):
+        """The current store, for one call: a re-open meanwhile does not close it under the call."""
+        with self._lock:
+            store = self.store
+            key = id(store)
+            self._users[key] = self._users.get(key, 0) + 1
+        try:
+            yield store
+        finally:
+            with self._lock:
+                self._users[key] -= 1
+                last = self._users[key] == 0
+                if last:
+                    del self._users[key]
+                retired = last and store is not self.store
+            if retired:
+                store.close()
 
     def close(self) -> None:
         self.store.close()
@@ -160,7 +208,8 @@ class Corpus:
             if doc_id in docs:
                 docs.move_to_end(doc_id)
                 return docs[doc_id]
-        rec = self.store.manifest.doc(doc_id)
+        with self._held() as store:
+            rec = store.manifest.doc(doc_id)
         if rec is None:
             return None
         with self._lock:
@@ -170,10 +219,12 @@ class Corpus:
         return rec
 
     def chunks(self, ids: list[str]) -> list[Chunk]:
-        return self.store.manifest.chunks(ids)
+        with self._held() as store:
+            return store.manifest.chunks(ids)
 
     def doc_chunks(self, doc_id: str) -> list[Chunk]:
-        return self.store.manifest.doc_chunks(doc_id)
+        with self._held() as store:
+            return store.manifest.doc_chunks(doc_id)
 
     @property
     def all_chunks(self) -> Iterable[tuple[str, str]]:
@@ -200,13 +251,50 @@ class Corpus:
         if vec is not None:
             return vec
         try:
-            vec = self.embedder.embed([text])[0]
+            vec = self.embedder.embed_queries([text])[0]
         except EmbedderError as exc:
             raise C1Error(str(exc)) from None
         if len(self._qcache) >= 256:
             self._qcache.pop(next(iter(self._qcache)), None)
         self._qcache[text] = vec
         return vec
+
+    # re-ranking ---------------------------------------------------------------------------
+    def reranks(self, place: str) -> bool:
+        """Whether the cross-encoder re-ranks at ``place`` ("search": hybrid's first chunks; "read": a
+        document's chunks): ``--rerank off`` nowhere, ``onnx`` or a URL everywhere, ``auto`` by ``AUTO_RERANK``."""
+        setting = self.settings.rerank
+        if setting == "off" or self._rerank_problem is not None:
+            return False
+        return AUTO_RERANK[place] if setting == "auto" else True
+
+    def score_passages(self, query: str, texts: list[str]) -> list[float] | None:
+        """The reranker's score of each text for ``query`` (higher: more relevant; a logit for the
+        built-in cross-encoder), or None when re-ranking is off (``--rerank off``, or ``auto`` without
+        the model package). A named reranker that fails is an error; ``auto`` falls back to no re-ranking."""
+        if self.settings.rerank == "off" or self._rerank_problem is not None:
+            return None
+        from c1.corpus.rerankers import make_reranker
+
+        try:
+            if self._reranker is None:
+                self._reranker = make_reranker(self.settings.rerank)
+            return self._reranker.score(query, texts)
+        except EmbedderError as exc:  # RerankerError, or the model package missing
+            if self.settings.rerank != "auto":
+                raise C1Error(str(exc)) from None
+            self._rerank_problem = str(exc)
+            self.warnings.append(f"re-ranking is off: {exc}")
+            return None
+
+    def _reranked(self, query: str, texts: list[str], scores: list[float]) -> list[tuple[int, float]] | None:
+        """(index, score) of ``texts`` (ranked best first, with ``scores``) in the reranker's order, each rank
+        keeping the score it had (the scale callers know); None when re-ranking is off."""
+        got = self.score_passages(query, texts) if len(texts) > 1 else None
+        if got is None:
+            return None
+        order = sorted(range(len(texts)), key=lambda i: -got[i])
+        return list(zip(order, sorted(scores, reverse=True)))
 
     def clear_query_cache(self) -> None:
         """Forget cached query vectors (benchmarks that time whole searches call it between questions)."""
@@ -216,17 +304,19 @@ class Corpus:
         """How many chunks of the collection hold ``phrase`` (cached: titles are asked about often)."""
         got = self._mentions.get(phrase)
         if got is None:
-            lexical = self.store.lexical
-            if lexical is None:  # damaged (see warnings): nothing is known to be common
-                return 0
-            if len(self._mentions) >= self.DOC_CACHE:
-                self._mentions.clear()
-            got = self._mentions[phrase] = lexical.phrase_count(phrase)
+            with self._held() as store:
+                lexical = store.lexical
+                if lexical is None:  # damaged (see warnings): nothing is known to be common
+                    return 0
+                if len(self._mentions) >= self.DOC_CACHE:
+                    self._mentions.clear()
+                got = self._mentions[phrase] = lexical.phrase_count(phrase)
         return got
 
     def bm25(self, query: str, k: int) -> list[tuple[str, float]]:
-        lexical = self.store.lexical
-        return lexical.search(query, k) if lexical is not None else []  # None: damaged (see warnings)
+        with self._held() as store:
+            lexical = store.lexical
+            return lexical.search(query, k) if lexical is not None else []  # None: damaged (see warnings)
 
     def dense(self, vector, k: int) -> list[tuple[str, float]]:
         return self._from_vectors(lambda vectors: vectors.query(vector, k))
@@ -236,14 +326,20 @@ class Corpus:
         client keeps its index in memory, so while ``c1 index`` (a watch) writes, ids that the manifest and
         the lexical index already show can be missing from it ("Error finding id")."""
         try:
-            return read(self.store.vectors)
+            with self._held() as store:
+                return read(store.vectors)
         except C1Error:
             from c1.corpus.vectors import fresh_clients
 
             with self._lock:
                 fresh_clients()
+                old = self.store
                 self._open()
-            return read(self.store.vectors)
+                idle = self._users.get(id(old), 0) == 0
+            if idle:
+                old.close()
+            with self._held() as store:
+                return read(store.vectors)
 
     def candidates(self, query: str, exclude: set[str] = frozenset(), vector=None,
                    n: int | None = None) -> tuple[list[tuple[str, float]], dict, set[str]]:
@@ -295,6 +391,14 @@ class Corpus:
         for h in hits:
             h.score = round(h.score + self.W_DOC * evidence.get(h.doc.doc_id, 0.0), 4)
         hits.sort(key=lambda h: -h.score)
+        if self.reranks("search"):
+            head = hits[: self.RERANK_TOP]
+            order = self._reranked(query, [passage_text(h.doc, h.chunk) for h in head], [h.score for h in head])
+            if order is not None:
+                reordered = [head[i] for i, _ in order]
+                for h, (_, score) in zip(reordered, order):
+                    h.score = score
+                hits[: len(head)] = reordered
         return hits[:k]
 
     # documents ----------------------------------------------------------------------------
@@ -351,9 +455,11 @@ class Corpus:
                 out[cid] = float(value)
         return out
 
-    def rank_chunks(self, chunks: list[Chunk], query: str, vector=None) -> list[tuple[Chunk, float]]:
+    def rank_chunks(self, chunks: list[Chunk], query: str, vector=None, rerank: bool = False) -> list[tuple[Chunk, float]]:
         """Order ``chunks`` (anything with ``id`` and ``text``) by similarity to ``query``: 0.7 × cosine of the
-        stored vector + 0.3 × query-term coverage (read_document; the built-in policy's view of what it holds)."""
+        stored vector + 0.3 × query-term coverage (read_document; the built-in policy's view of what it holds).
+        ``rerank`` (read_document): the first ``RERANK_CHUNKS`` are then re-ordered by the cross-encoder
+        where it re-ranks ("read", see :meth:`reranks`)."""
         if not chunks:
             return []
         if vector is None:
@@ -363,7 +469,19 @@ class Corpus:
         scored = [
             (c, round(0.7 * cos.get(c.id, 0.0) + 0.3 * (coverage(terms, c.text) if terms else 0.0), 4)) for c in chunks
         ]
-        return sorted(scored, key=lambda cs: -cs[1])
+        scored.sort(key=lambda cs: -cs[1])
+        if rerank and self.reranks("read"):
+            head = scored[: self.RERANK_CHUNKS]
+            order = self._reranked(query, [c.text for c, _ in head], [s for _, s in head])
+            if order is not None:
+                scored[: len(head)] = [(head[i][0], score) for i, score in order]
+        return scored
+
+
+def passage_text(doc: DocRecord, chunk: Chunk) -> str:
+    """What the reranker reads of a chunk: its document's title (a passage's text may not name its subject), then the text."""
+    title = (doc.title or "").strip()
+    return f"{title}\n{chunk.text}" if title and not chunk.text.startswith(title) else chunk.text
 
 
 def _file_id(path) -> tuple[int, int]:

@@ -264,7 +264,7 @@ def _read(tools: Tools, doc_id, query: str):
     chunks = [c for c in corpus.doc_chunks(doc_id) if c.id not in tools.context.shown]
     if not chunks:
         return Observation(f"All {doc.n_chunks} chunk(s) of {doc_id} were already shown in this run.")
-    return doc, [(c, doc, s) for c, s in corpus.rank_chunks(chunks, query)]
+    return doc, [(c, doc, s) for c, s in corpus.rank_chunks(chunks, query, rerank=True)]
 
 
 def _show_read(tools: Tools, _doc_id, payload) -> Observation:

@@ -7,9 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from c1.config import Settings
-from c1.console import emit_json, err, note, stderr_is_tty, warn
+from c1.config import Settings, query_problem
+from c1.console import emit_json, err, note, printable, stderr_is_tty, warn
 from c1.errors import C1Error
+from c1.said import first_time
 
 
 def run_search_command(settings: Settings, query: str | None, *, json_out: bool, jsonl: bool, quiet: bool,
@@ -26,13 +27,13 @@ def run_search_command(settings: Settings, query: str | None, *, json_out: bool,
         raise C1Error("give a QUESTION (or --batch FILE)")
     if jobs != 1:
         raise C1Error("--jobs goes with --batch")
-    if not query.strip():
-        raise C1Error("the question is empty")
+    if problem := query_problem(query):  # the API's limit too (c1.config)
+        raise C1Error(problem)
     if json_out and jsonl:
         raise C1Error("--json and --jsonl are exclusive")
     if save_trajectory:
         check_writable(save_trajectory, "--save-trajectory")
-    show = _Shown(settings, jsonl, quiet)
+    show = _Shown(settings, jsonl, quiet, json_out)
     result = None
     if uses_daemon(settings):
         from c1.daemon.client import search_via_daemon
@@ -64,8 +65,8 @@ class _Shown:
     """What the user sees on stderr while a search runs: the policy note, the corpus warnings, the live
     view, and the ``--jsonl`` events — fed by an in-process search or by the resident process alike."""
 
-    def __init__(self, settings: Settings, jsonl: bool, quiet: bool):
-        self.jsonl, self.quiet = jsonl, quiet
+    def __init__(self, settings: Settings, jsonl: bool, quiet: bool, json_out: bool = False):
+        self.jsonl, self.quiet, self.json_out, self.home = jsonl, quiet, json_out, settings.home
         self.consumers = []
         self.said = False
         if not quiet and stderr_is_tty():
@@ -81,8 +82,8 @@ class _Shown:
         self.said = True
         if policy_warning:  # the user named a model server that cannot be used: said even with --quiet
             warn(policy_warning)
-        elif not self.quiet and not self.jsonl:
-            note(f"c1: {policy_note}")
+        elif not self.quiet and not self.jsonl and (first_time(self.home, "policy", policy_note) or self.json_out):
+            note(f"c1: {policy_note}")  # once per home (c1/said.py), every time with --json
         for line in warnings:
             warn(line)
 
@@ -135,8 +136,10 @@ def _print_plain(result) -> None:
         return
     out = sys.stdout
     for rank, d in enumerate(result.documents, start=1):
-        where = d["path"] + (f":{d['page']}" if d.get("page") is not None else "")
-        out.write(f"{rank:>2}. {d['id']}  {d['title']}  ({where})  score {d['score']:.4f}\n")
+        where = printable(d["path"]) + (f":{d['page']}" if d.get("page") is not None else "")
+        out.write(f"{rank:>2}. {d['id']}  {printable(d['title'])}  ({where})  score {d['score']:.4f}\n")
+        for other in d.get("paths", [])[1:]:  # byte-identical copies (c1/corpus/copies.py)
+            out.write(f"    also {printable(other)}\n")
         if d.get("justification"):
             out.write(f"    {d['justification']}\n")
     out.flush()

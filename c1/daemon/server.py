@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import sys
 import threading
@@ -211,9 +212,10 @@ class Resident:
 
     # shared state -----------------------------------------------------------------------
     def embedder(self, settings):
-        from c1.corpus.embedders import make_embedder
+        from c1.corpus.embedders import builtin_for, make_embedder
 
-        key = (settings.embed_url, settings.embed_model, settings.embed_api_key)
+        builtin = None if settings.embed_url else builtin_for(settings)  # the collection's own
+        key = (settings.embed_url, settings.embed_model, settings.embed_api_key, builtin)
         with self._lock:
             if key not in self._embedders:
                 self._embedders[key] = make_embedder(*key)
@@ -224,7 +226,7 @@ class Resident:
         from c1.agent.corpus import Corpus
 
         key = (settings.collection, settings.chroma_url, settings.embed_url, settings.embed_model,
-               settings.embed_api_key)
+               settings.embed_api_key, settings.rerank)
         with self._lock:
             corpus = self._corpora.get(key)
             if corpus is not None:
@@ -270,8 +272,11 @@ def store_mark(settings, name: str) -> tuple | None:
                 except OSError:
                     continue
                 parts.append((where, f, st.st_ino, st.st_size, st.st_mtime_ns))
+    from c1.corpus.readonly import is_writable
+
+    mode = "mode=ro" if is_writable(folder) else "immutable=1"  # a read-only home: its log is among the parts
     try:
-        db = sqlite3.connect(f"file:{folder / 'manifest.sqlite'}?mode=ro", uri=True, timeout=1)
+        db = sqlite3.connect(f"file:{folder / 'manifest.sqlite'}?{mode}", uri=True, timeout=1)
         try:
             meta = tuple(db.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'dirty') ORDER BY key"))
         finally:
@@ -306,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     sock.listen(64)
     log(f"serving {home} on {sock_path} (build {protocol.build_id()}, idle {args.idle:g} s)")
     resident = Resident(home, args.idle, sock, sock_path)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # stopped as by `stop`: the finally below runs
+        signal.signal(sig, lambda signum, frame: resident.retire())
     try:
         resident.serve()
     finally:
