@@ -85,10 +85,11 @@ class Case:
 # --- the collections -------------------------------------------------------------------------
 
 
-def _embedder():
-    from c1.corpus.embedders import make_embedder
+def _embedder(name: str = ""):
+    """c1's default embedder for new collections, or ``minilm`` (the one before bge-small)."""
+    from c1.corpus.embedders import MiniLMEmbedder, make_embedder
 
-    return make_embedder()
+    return MiniLMEmbedder() if name == "minilm" else make_embedder()
 
 
 def _index_folder(home: Path, folders: list[Path], embedder) -> None:
@@ -444,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-lower", action="store_true", help="leave out the lower-cased variants")
     ap.add_argument("--rows", type=Path, help="per-question rows (JSONL) here")
     ap.add_argument("--label", default="", help="a name for this run in bench/out/suite.jsonl")
+    ap.add_argument("--embedder", default="", choices=("", "minilm"), help="minilm: the embedder before bge-small")
     args = ap.parse_args(argv)
     kinds = [x.strip() for x in args.kinds.split(",") if x.strip()]
     bad = [x for x in kinds if x not in CASES]
@@ -451,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"suite: unknown kind {bad[0]!r} (kinds: {', '.join(KINDS)})", file=sys.stderr)
         return 2
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    embedder = _embedder()
+    embedder = _embedder(args.embedder)
     started = time.perf_counter()
     rows = []
     for kind in kinds:

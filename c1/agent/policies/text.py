@@ -266,12 +266,15 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
     for weight, group in ((1, texts), (TRUECASE_MIN, names)):
         for text in group:
             for m in _WORD_AT.finditer(text):
-                word = m.group(0)
-                low = word.lower()
-                if low not in wanted or (weight == 1 and _at_start(text, m.start())):
+                if weight == 1 and _at_start(text, m.start()):
                     continue
-                counts = forms.setdefault(low, {})
-                counts[word] = counts.get(word, 0) + weight
+                token = m.group(0)
+                parts = [token] + (token.split("-") if "-" in token else [])  # "Coca-Cola" also writes "coca"
+                for word in parts:
+                    low = word.lower()
+                    if low in wanted:
+                        counts = forms.setdefault(low, {})
+                        counts[word] = counts.get(word, 0) + weight
     keep = {m.span() for q in _QUOTED.finditer(question) for m in [q]}
 
     def form(m: re.Match) -> str:
