@@ -184,13 +184,16 @@ tie keeps the search's order."""
 
 def _beats(ranking: Ranking, d: str, other: str) -> bool:
     """``d`` goes above ``other``: a higher score and more evidence. What ``d`` owes to ``other`` (a link
-    or a bridge from it: it is needed *beside* ``other``) does not count against ``other``."""
+    or a bridge from it: it is needed *beside* ``other``) does not count against ``other``, nor what
+    ``other`` owes to ``d`` against ``d``."""
     if ranking.scores.get(d, -1e9) <= ranking.scores.get(other, -1e9):
         return False
-    mine = ranking.evidence(d)
+    mine, theirs = ranking.evidence(d), ranking.evidence(other)
     if other in ranking.sources.get(d, ()):
         mine -= ranking.relational.get(d, 0.0)
-    return mine > ranking.evidence(other) + EVIDENCE_MARGIN
+    if d in ranking.sources.get(other, ()):  # and the other way round: two filings of one company bridge to each other
+        theirs -= ranking.relational.get(other, 0.0)
+    return mine > theirs + EVIDENCE_MARGIN
 
 
 NEEDED = 1.0
