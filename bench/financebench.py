@@ -48,8 +48,8 @@ def pdf_folders() -> list[Path]:
     return [data / "financebench" / "pdfs", data / "sec"]
 
 
-def build(home: Path) -> dict:
-    """Index the 21 filings into ``home`` unless done; what it cost (or {} when reused)."""
+def build(home: Path, embedder=None) -> dict:
+    """Index the 21 filings into ``home`` unless done (with ``embedder``, default MiniLM); what it cost."""
     from c1.config import load_settings
     from c1.corpus.embedders import MiniLMEmbedder
     from c1.corpus.indexer import Indexer
@@ -58,7 +58,7 @@ def build(home: Path) -> dict:
     if (settings.collection_dir / "built.json").is_file():
         return json.loads((settings.collection_dir / "built.json").read_text())
     print(f"indexing the 21 filings into {home} (once; long on 2 cores)", file=sys.stderr)
-    report = Indexer(settings, MiniLMEmbedder()).run([str(p) for p in pdf_folders()])
+    report = Indexer(settings, embedder or MiniLMEmbedder()).run([str(p) for p in pdf_folders()])
     built = {"seconds": round(report.seconds, 1), "embed_seconds": round(report.embed_seconds, 1),
              "chunks": report.total_chunks, "documents": report.documents, "bytes": dir_bytes(settings.collection_dir)}
     (settings.collection_dir / "built.json").write_text(json.dumps(built))

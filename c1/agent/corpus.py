@@ -20,6 +20,7 @@ past ``GREP_CACHE_CHARS``).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import threading
@@ -444,8 +445,10 @@ class Corpus:
         """How well each document's identity matches the names and period ``question`` asks about,
         in [0, 1], relative to the other documents given (:func:`c1.agent.identity.evidence`).
 
-        Only documents of several chunks take part: a one-chunk document (a passage, a message)
-        is whole in its chunk, whose own score already reflects its title and first lines."""
+        Only where a document of several chunks is among them: a one-chunk document (a
+        passage, a message) is whole in its chunk, whose own score already reflects its title and
+        first lines; beside long documents, it is judged alike (else a workbook that names the
+        question's product outranks the inventory sheet that holds the answer in one chunk)."""
         from c1.agent.identity import asked, evidence
 
         wanted = self._asked.get(question)
@@ -455,10 +458,12 @@ class Corpus:
             wanted = self._asked[question] = asked(question)
         if not wanted:
             return {}
-        long = [d for d in dict.fromkeys(doc_ids) if (rec := self.doc(d)) is not None and rec.n_chunks > 1]
-        if len(long) < 2:
+        docs = [d for d in dict.fromkeys(doc_ids) if self.doc(d) is not None]
+        if not any(self.doc(d).n_chunks > 1 for d in docs):
             return {}
-        return {d: v for d, v in evidence(wanted, {d: self.identity(d) for d in long}).items() if v}
+        long = docs  # beside long documents, a one-chunk one (a CSV, a note) is judged alike
+        rarity = lambda phrase: math.log(1 + self.size / (self.mentions(phrase) + 1))  # noqa: E731 (names by IDF)
+        return {d: v for d, v in evidence(wanted, {d: self.identity(d) for d in long}, rarity).items() if v}
 
     def _cosines(self, ids: list[str], vector, known: dict[str, float]) -> dict[str, float]:
         """Cosine of each chunk with ``vector``: from the dense results where known, else from the stored vectors."""

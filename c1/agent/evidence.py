@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from c1.agent.corpus import STOPWORDS, content_terms
 from c1.agent.policies import text as tx
@@ -56,6 +56,11 @@ WEIGHTS = {"sim": 1.48, "anchor": 0.29, "named": 4.14, "rare": 0.0, "phrase": 4.
            "link": 2.36,
            "back": 0.16, "bridge": 0.50, "miss": -1.31, "support": 1.62}
 FEATURES = tuple(WEIGHTS)
+EVIDENCE = ("named", "rare", "phrase", "keywords", "identity", "link", "back", "bridge")
+"""The features that name why a document belongs beyond its similarity to the question and its place in
+the question's own search: only these may move a document above one that the question's own search
+ranked higher (:func:`anchored_order`). ``miss`` (evidence against) lowers a score, but a document that
+lacks something is no reason to put any other above it."""
 BIAS = -5.26
 FLOOR = 0.02
 """Documents with a lower confidence are not returned."""
@@ -109,17 +114,125 @@ class Ranking:
     pivots: list[str]
     bridges: dict[str, list[str]]
     """Each pivot's bridge entities, best first (what the policy follows next)."""
+    evidence_of: dict[str, float] = field(default_factory=dict)
+    """What the ``EVIDENCE`` features add to each document's logit."""
+    relational: dict[str, float] = field(default_factory=dict)
+    """The part of it that links, back-links and bridges from pivots give."""
+    sources: dict[str, set] = field(default_factory=dict)
+    """The pivots each document's links, back-links and bridges came from."""
+
+    offset: float = 0.0
+    """Added to every logit for the confidences (see ``Ranker.rank``): a question that something held
+    supports needs at least one document."""
 
     def confidence(self, doc_id: str) -> float:
+        return logistic(self.scores[doc_id] + self.offset)
+
+    def fitted(self, doc_id: str) -> float:
+        """The evidence model's own probability, unshifted: what ``FLOOR`` and pruning compare."""
         return logistic(self.scores[doc_id])
 
+    quoted_missing: bool = False
+    """The question quotes a phrase that no document held holds."""
+    written_found: bool = False
+    """Some document held holds the question's phrase, or all its keywords, as asked: one that lacks
+    them (``miss``) is not what the question asks for."""
+
     def supported(self) -> bool:
-        """Whether anything held supports the question (see ``SUPPORTED_SIM``)."""
-        return any(f["sim"] >= SUPPORTED_SIM or f["named"] >= 1.0 or f["phrase"] or f["keywords"] or f["rare"] >= 1.0
-                   for f in self.features.values())
+        """Whether anything held supports the question (see ``SUPPORTED_SIM``): a document the question
+        names, or one that holds its phrase, all its keywords or all its rare terms, or that is close to it
+        — unless the question quotes a phrase that nothing held holds (the words as written are what it asks)."""
+        if any(f["named"] >= 1.0 or f["phrase"] for f in self.features.values()):
+            return True
+        if self.quoted_missing:
+            return False
+        return any(f["sim"] >= SUPPORTED_SIM or f["keywords"] or f["rare"] >= 1.0 for f in self.features.values())
 
     def order(self) -> list[str]:
         return sorted(self.scores, key=lambda d: -self.scores[d])
+
+    def evidence(self, doc_id: str) -> float:
+        """The part of the document's logit that ``EVIDENCE`` features give (see ``Ranker.evidence``)."""
+        return self.evidence_of.get(doc_id, 0.0)
+
+
+def anchored_order(ranking: Ranking, anchor: list[str], docs: list[str]) -> list[str]:
+    """``docs`` in the order of the question's own search (``anchor``; documents it did not return
+    after it, by score), departing from it only on evidence: a document moves above one ranked
+    higher only when its score is higher *and* its evidence (``EVIDENCE``: named, linked, bridged,
+    identity, a rare term, a phrase, all the keywords — or the other's miss) is higher. Similarity
+    alone never reorders what one search returned, so the run cannot end below that search because
+    a sub-search brought in something merely similar; the reason for every departure is a feature
+    a test can name."""
+    pos = {d: i for i, d in enumerate(anchor)}
+    scores = ranking.scores
+    start = sorted(docs, key=lambda d: (pos.get(d, len(pos)), -scores.get(d, 0.0)))
+    out: list[str] = []
+    for d in start:
+        i = len(out)
+        while i > 0 and _beats(ranking, d, out[i - 1]):
+            i -= 1
+        out.insert(i, d)
+    return out
+
+
+EVIDENCE_MARGIN = 0.25
+"""How much more evidence (in logit units: half a bridge, a sixth of a full identity match) a document
+needs to go above one ranked higher by the question's own search; smaller differences are ties, and a
+tie keeps the search's order."""
+
+
+def _beats(ranking: Ranking, d: str, other: str) -> bool:
+    """``d`` goes above ``other``: a higher score and more evidence. What ``d`` owes to ``other`` (a link
+    or a bridge from it: it is needed *beside* ``other``) does not count against ``other``, nor what
+    ``other`` owes to ``d`` against ``d``."""
+    if ranking.scores.get(d, -1e9) <= ranking.scores.get(other, -1e9):
+        return False
+    mine, theirs = ranking.evidence(d), ranking.evidence(other)
+    if other in ranking.sources.get(d, ()):
+        mine -= ranking.relational.get(d, 0.0)
+    if d in ranking.sources.get(other, ()):  # and the other way round: two filings of one company bridge to each other
+        theirs -= ranking.relational.get(other, 0.0)
+    return mine > theirs + EVIDENCE_MARGIN
+
+
+NEEDED = 1.0
+"""A question that what the run holds supports needs at least this many documents: the confidences of all
+the documents held add up to at least it (``needed_offset``)."""
+
+
+def needed_offset(logits: list[float], needed: float = NEEDED) -> float:
+    """The smallest c ≥ 0 with Σ logistic(logit + c) ≥ ``needed``: the evidence model's logits were fitted
+    on multi-hop sets, where most documents a run holds are distractors; on a corpus of another kind the
+    same features give lower logits to every document alike. Shifting them all keeps their order and
+    their odds ratios, and makes the probabilities mean what they say: a question that something supports
+    needs at least one document."""
+    if not logits or sum(logistic(x) for x in logits) >= needed or len(logits) < needed:
+        return 0.0
+    lo, hi = 0.0, 30.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        if sum(logistic(x + mid) for x in logits) >= needed:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def monotone(values: list[float]) -> list[float]:
+    """The closest non-increasing sequence to ``values`` (pool adjacent violators, equal weights): the
+    confidences of a ranked list, so that a document ranked higher is never less likely than one below it."""
+    blocks: list[list[float]] = []  # [sum, count]
+    for v in values:
+        blocks.append([v, 1])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] < blocks[-1][0] / blocks[-1][1]:
+            s, n = blocks.pop()
+            blocks[-1][0] += s
+            blocks[-1][1] += n
+    out = []
+    for s, n in blocks:
+        out += [s / n] * n
+    return out
 
 
 @dataclass
@@ -138,8 +251,13 @@ class Asked:
     """Rare terms → inverse document frequency."""
     phrases: list[str]
     """Normalised phrases to find as written (quoted, or a short keyword query)."""
+    quoted: list[str]
+    """Normalised phrases the question quotes."""
     keywords: list[str]
     """The terms of a keyword query (a few words, not a question): every one of them is wanted."""
+    exact: list = None
+    """Patterns of the quoted phrases written with a capital: held as written (case and all), not only
+    lower-cased ("Counterparts", the album, is not the word "counterparts" of a mail)."""
 
 
 class Ranker:
@@ -174,9 +292,12 @@ class Ranker:
         keywords = len(words) <= KEYWORDS and not _QUESTION_WORD.match(question) and not question.rstrip().endswith("?")
         if not phrases and keywords and 1 < len(words) <= SHORT_QUERY:
             phrases = [tx.norm(question)]
+        exact = [re.compile(r"(?<!\w)" + r"\W+".join(re.escape(w) for w in q.split()) + r"(?!\w)")
+                 for q in tx.quoted(question) if any(ch.isupper() for ch in q) and q.split()]
         return Asked(question, f" {tx.norm(question)} ", terms,
                      {tx.strip_article(tx.norm(e)) for e in tx.question_entities(question)}, weights, rare,
-                     [p for p in phrases if p], terms if keywords else [])
+                     [p for p in phrases if p], [n for q in tx.quoted(question) if (n := tx.norm(q))],
+                     terms if keywords else [], exact)
 
     # helpers --------------------------------------------------------------------------------
     def normed(self, text: str) -> str:
@@ -204,6 +325,15 @@ class Ranker:
             got |= self._stemmed(cid, text)
         return got
 
+    def _name_stems(self, doc_id: str) -> frozenset[str]:
+        """The stems of the document's file name ("01_Bosch-Automotive-…txt" holds "bosch")."""
+        doc = self.corpus.doc(doc_id) if self.corpus is not None and hasattr(self.corpus, "doc") else None
+        if doc is None or not doc.path or doc.key != doc.path:
+            return frozenset()
+        from c1.corpus.names import file_name_words
+
+        return self._stemmed("\0path\0" + doc_id, file_name_words(doc.path))
+
     def _stemmed(self, key: str, text: str) -> frozenset[str]:
         got = self._words.get(key)
         if got is None or got[0] != text:
@@ -226,6 +356,10 @@ class Ranker:
     def score(self, f: dict[str, float]) -> float:
         return self.bias + sum(self.weights.get(k, 0.0) * v for k, v in f.items())
 
+    def evidence(self, f: dict[str, float]) -> float:
+        """What the ``EVIDENCE`` features add to the logit."""
+        return sum(self.weights.get(k, 0.0) * f.get(k, 0.0) for k in EVIDENCE)
+
     def rank(self, docs: dict[str, DocView], own: list[str], qsim: dict[str, float]) -> Ranking:
         """Score every document of ``docs``; ``own``: the question's own search, in document order;
         ``qsim``: each chunk's similarity to the question."""
@@ -239,7 +373,7 @@ class Ranker:
         first_rank = {d: i for i, d in enumerate(own, start=1)}
         whole = {d: self._whole(d, len(v.chunks)) for d, v in docs.items()}  # all of it is in view
         identity = self.corpus.doc_evidence(asked.text, list(docs)) if hasattr(self.corpus, "doc_evidence") else {}
-        have = {d: self._stems(v) for d, v in docs.items()} if asked.rare else {d: set() for d in docs}
+        have = {d: self._stems(v) | self._name_stems(d) for d, v in docs.items()} if asked.rare else {d: set() for d in docs}
         feats: dict[str, dict[str, float]] = {}
         for d, view in docs.items():
             rank = first_rank.get(d)
@@ -248,7 +382,8 @@ class Ranker:
                 "anchor": 1.0 / math.sqrt(rank) if rank else 0.0,
                 "named": self._named(titles[d]),
                 "rare": self._rare(have[d]),
-                "phrase": float(any(f" {p} " in norms[d] for p in asked.phrases)),
+                "phrase": float(any(f" {p} " in norms[d] for p in asked.phrases)
+                                and all(e.search(f"{raw[d]}\n{texts[d]}") for e in asked.exact)),
                 "keywords": self._all_terms(view),
                 "identity": identity.get(d, 0.0),
                 "link": 0.0, "back": 0.0, "bridge": 0.0, "miss": 0.0,
@@ -279,7 +414,9 @@ class Ranker:
         pivots = order[:3] + [d for d in order[3:] if feats[d]["named"]]
         bridges: dict[str, list[str]] = {}
         scores = first
+        sources: dict[str, set] = {}
         for _ in range(2):  # links from the first pivots, then from the documents those links lifted
+            sources = {d: set() for d in docs}
             for d in docs:
                 feats[d]["link"] = feats[d]["back"] = feats[d]["bridge"] = 0.0
             for i, p in enumerate(pivots):
@@ -300,12 +437,17 @@ class Ranker:
                                 fwd = max(fwd, 0.5 + 0.5 * rel / top_rel)
                     f = feats[d]
                     f["link"] = max(f["link"], strength * fwd)
+                    related = strength * fwd > 0
                     if p in linkable and f" {linkable[p]} " in norms[d]:
                         f["back"] = max(f["back"], strength)
+                        related = related or strength > 0
                     for e, w in ents:
                         if e in norms[d]:
                             f["bridge"] = max(f["bridge"], strength * w)
+                            related = related or strength * w > 0
                             break
+                    if related:
+                        sources[d].add(p)
             found = any(f["phrase"] or f["keywords"] for f in feats.values())
             for d, f in feats.items():
                 lacks = (bool(asked.rare) and not f["rare"]) or found
@@ -316,7 +458,16 @@ class Ranker:
             if not lifted:
                 break
             pivots += lifted
-        return Ranking(scores, feats, pivots, bridges)
+        ranking = Ranking(scores, feats, pivots, bridges)
+        ranking.evidence_of = {d: self.evidence(f) for d, f in feats.items()}
+        ranking.relational = {d: sum(self.weights.get(k, 0.0) * f[k] for k in ("link", "back", "bridge"))
+                              for d, f in feats.items()}
+        ranking.sources = sources
+        ranking.quoted_missing = bool(asked.quoted) and not any(f["phrase"] for f in feats.values())
+        ranking.written_found = any(f["phrase"] or f["keywords"] for f in feats.values())
+        if ranking.supported():
+            ranking.offset = needed_offset(list(scores.values()))
+        return ranking
 
     @staticmethod
     def _quality(f: dict[str, float]) -> float:
@@ -332,7 +483,7 @@ class Ranker:
         """The question names the document: its (cleaned) title is one of the question's names, or a
         title of several words that the question writes with a capital (half when the title is only a
         part of a longer name the question gives: "Lynn Turner" in "Joe Lynn Turner")."""
-        if not title:
+        if not title or self.common(title):  # "CONFIDENTIAL INFORMATION", the first line of every NDA, names none
             return 0.0
         bare = tx.strip_article(title)
         if bare in self.asked.entities:

@@ -191,16 +191,21 @@ def _quarters(text: str) -> set[int]:
     return out
 
 
-def evidence(question: Asked, identities: dict[str, Identity]) -> dict[str, float]:
+def evidence(question: Asked, identities: dict[str, Identity], rarity=None) -> dict[str, float]:
     """Each document's match with what the question asks, in [0, 1] (see the module docstring);
-    all zeros when nothing asked tells the documents apart."""
+    all zeros when nothing asked tells the documents apart. ``rarity``: a name phrase (its words
+    joined by spaces) → its weight, e.g. its inverse document frequency in the corpus, so that the
+    question's one rare name ("CEII") outweighs its common capitalised words ("Confidential
+    Information", written in every agreement); default: all names alike."""
     out = {d: 0.0 for d in identities}
     if not question or not identities:
         return out
     parts: list[tuple[float, dict[str, float]]] = []
-    for phrase in question.names:
+    weights = [max(0.0, rarity(" ".join(p))) if rarity else 1.0 for p in question.names]
+    total_w = sum(weights) or 1.0
+    for phrase, w in zip(question.names, weights):
         acronym = len(phrase) == 1 and phrase[0] in question.acronyms
-        parts.append((W_NAME / max(1, len(question.names)),
+        parts.append((W_NAME * w / total_w,
                       {d: float(i.has_name(phrase, acronym)) for d, i in identities.items()}))
     if question.years or question.quarters:
         parts.append((W_PERIOD, {d: _period(question, i) for d, i in identities.items()}))

@@ -18,6 +18,7 @@ from c1.agent import events as ev
 from c1.agent.context import Context
 from c1.agent.corpus import Corpus
 from c1.agent.evidence import FLOOR, confidences
+from c1.agent.evidence import monotone as evd_monotone
 from c1.agent.fusion import rrf
 from c1.agent.loop import Agent
 from c1.agent.policy import Policy
@@ -107,17 +108,42 @@ def fuse(runs: list[list[dict]], floor: float = FLOOR, by_score: bool = True) ->
 
     A document's confidence is the mean of its ``score`` over all runs, counting 0 for a run that
     did not return it: what the runs agree on rises, what one run alone returned falls. With
-    ``by_score`` (the policy ranked by those confidences: the built-in one) the list is ordered by
-    it, ties by RRF, and several runs' documents under ``floor`` are left out; otherwise (a model
-    ranked, the confidences came after) the order is the runs' RRF fusion (one run: its own order)."""
+    ``by_score`` (the policy ranked by those confidences: the built-in one) one run's list is its own
+    order, and several runs' start from the first run's and depart from it where more runs agree
+    (``_anchored``; documents only other runs returned need ``floor``); otherwise (a model ranked, the
+    confidences came after) the order is the runs' RRF fusion (one run: its own order)."""
     by_rrf = rrf([[d["id"] for d in docs] for docs in runs])
     order = {doc_id: i for i, (doc_id, _) in enumerate(by_rrf)}
     mean = {doc_id: round(sum(d.get("score") or 0.0 for docs in runs for d in docs if d["id"] == doc_id)
                           / max(1, len(runs)), 4) for doc_id in order}
     if not by_score:
         return [(doc_id, mean[doc_id]) for doc_id, _ in by_rrf]
-    kept = [(doc_id, v) for doc_id, v in mean.items() if len(runs) == 1 or v >= floor]
-    return sorted(kept, key=lambda dv: (-dv[1], order[dv[0]]))
+    if len(runs) == 1:
+        return sorted(mean.items(), key=lambda dv: (-dv[1], order[dv[0]]))
+    return _anchored(runs, mean, order, floor)
+
+
+def _anchored(runs: list[list[dict]], mean: dict[str, float], order: dict[str, int], floor: float) -> list[tuple[str, float]]:
+    """Several runs of the built-in policy as one answer that starts from the first run's (the one
+    ``--parallel 1`` gives): a document goes above another only when more runs returned it *and* its
+    mean confidence is higher — agreement counts, and what one run alone found cannot push out what the
+    first run returned. Documents of the first run are kept whatever their mean; the others need
+    ``floor``."""
+    votes: dict[str, int] = {}
+    for docs in runs:
+        for d in dict.fromkeys(x["id"] for x in docs):
+            votes[d] = votes.get(d, 0) + 1
+    first = [d["id"] for d in runs[0]]
+    anchor = {d: i for i, d in enumerate(first)}
+    rest = sorted((d for d in mean if d not in anchor and mean[d] >= floor), key=lambda d: (-mean[d], order[d]))
+    out: list[str] = []
+    for d in [*first, *rest]:
+        i = len(out)
+        while i > 0 and votes[d] > votes[out[i - 1]] and mean[d] > mean[out[i - 1]]:
+            i -= 1
+        out.insert(i, d)
+    scores = evd_monotone([mean[d] for d in out])
+    return list(zip(out, (round(v, 4) for v in scores)))
 
 
 def _interleave(generators: list, stop: threading.Event) -> "iter":

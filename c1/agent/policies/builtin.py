@@ -50,6 +50,7 @@ from c1.agent.corpus import content_terms, search_depth
 from c1.agent.output import Ranked, render_final
 from c1.agent.policies import text as tx
 from c1.agent.policy import AgentState, Reply
+from c1.corpus.names import file_name_words
 
 _CLAUSE = re.compile(r",|;|\b(?:and|who|which|that|whose|where|when|while|but)\b", re.IGNORECASE)
 _COMPARE = re.compile(
@@ -125,6 +126,8 @@ class BuiltinPolicy:
     _ranker: evd.Ranker | None = None
     _ranking: evd.Ranking | None = None
     _comparison: bool = False
+    _question: str = ""
+    """The question with its names written as the corpus writes them (``text.truecase``)."""
 
     @classmethod
     def for_budget(cls, budget: int, **fields) -> "BuiltinPolicy":
@@ -169,17 +172,17 @@ class BuiltinPolicy:
         ctx = state.context
         if self._round == 0:
             self._round = 1
-            self._entities_q = tx.question_entities(state.question)
-            self._comparison = is_comparison(state.question)
-            self._ranker = evd.Ranker(state.question, state.corpus, self.common_mentions, self.common_share,
+            self._question = state.question
+            self._own = self._own_search(state)  # also reads the question's names as the corpus writes them
+            self._entities_q = tx.question_entities(self._q)
+            self._comparison = is_comparison(self._q)
+            self._ranker = evd.Ranker(self._q, state.corpus, self.common_mentions, self.common_share,
                                       weights=self.weights)
-            reply = self._searches(names, [_Query(state.question, "question")])
-            for phrase in self._phrases(state.question):
+            reply = self._searches(names, [_Query(self._q, "question")])
+            for phrase in self._phrases(self._q):
                 reply.tool_calls.append(self._call(names["grep_corpus"], {"pattern": phrase}))
             return reply
         self._absorb(state)
-        if self._round == 1:
-            self._own = self._own_search(state)
         self._rank(state)
         answer = tuple(self._answer_ids())
         stable = answer == self._last_answer
@@ -189,13 +192,13 @@ class BuiltinPolicy:
         if self._round >= self.max_rounds or (stable and self._round > 2):
             if self._pages < self.first_pages and self._unshown_own(state):  # what one search returns, in full
                 self._pages += 1
-                return Reply(tool_calls=[self._search_call(names, _Query(state.question, "question"))])
+                return Reply(tool_calls=[self._search_call(names, _Query(self._q, "question"))])
             return self._answer(state)
         self._round += 1
         calls = self._searches(names, self._plan(state)).tool_calls
         if self._pages < self.first_pages and self._unshown_own(state):
             self._pages += 1  # read the question's own search further, before anything else
-            calls.insert(0, self._search_call(names, _Query(state.question, "question")))
+            calls.insert(0, self._search_call(names, _Query(self._q, "question")))
         for doc_id in self._worth_reading(state):
             calls.append(self._call(names["read_document"], {"doc_id": doc_id}))
             self._read.add(doc_id)
@@ -216,8 +219,9 @@ class BuiltinPolicy:
         if asked is None:
             return []
         out = []
+        written = {tx.norm(q): q for q in tx.quoted(question) if any(ch.isupper() for ch in q)}
         for phrase in asked.phrases:
-            words = phrase.split()
+            words = written.get(phrase, phrase).split()  # a quoted phrase with capitals is grepped as written
             if words:
                 out.append(r"\b" + r"[\s\-_]+".join(re.escape(w) for w in words) + r"\b")
         if not out and asked.keywords:
@@ -258,11 +262,11 @@ class BuiltinPolicy:
         corpus = state.corpus
         if corpus is not None and hasattr(corpus, "rank_chunks"):
             if self._qvec is None:
-                self._qvec = corpus.embed_query(state.question)
-            self._qsim.update(evd.similarities(corpus, state.question, self._qvec,
+                self._qvec = corpus.embed_query(self._q)
+            self._qsim.update(evd.similarities(corpus, self._q, self._qvec,
                                                [(s.chunk_id, s.title, s.text) for s in new]))
         else:
-            terms = content_terms(state.question)
+            terms = content_terms(self._q)
             for s in new:
                 self._qsim[s.chunk_id] = _coverage(terms, f"{s.title} {s.text}")
 
@@ -274,6 +278,10 @@ class BuiltinPolicy:
         """Score every visible document against the question from what the run has seen."""
         own = self._own or sorted(self._anchor, key=lambda d: self._anchor[d])
         self._ranking = self._ranker.rank(self._views(state), own, self._qsim)
+
+    @property
+    def _q(self) -> str:
+        return self._question
 
     @property
     def _scores(self) -> dict[str, float]:
@@ -288,16 +296,23 @@ class BuiltinPolicy:
         return self._ranking.features if self._ranking else {}
 
     def _answer_ids(self) -> list[str]:
+        """The answer: the documents held in the order of the question's own search, departing from it
+        only on evidence (:func:`evidence.anchored_order`); documents the question names keep their
+        place; the floor drops documents under it, but one the own search ranked in its top
+        ``max_docs`` only on evidence against it (``_against``): a low score alone does not."""
         if not self._ranking:
             return []
-        ranked = self._ranking.order()
+        held = list(self._scores)
         if self.gate and self._own:
             own = set(self._own)
-            ranked = [d for d in ranked if d in own or self._evidenced(d)]
+            held = [d for d in held if d in own or self._evidenced(d)]
+        ranked = evd.anchored_order(self._ranking, self._own, held)
+        anchor_top = set(self._own[: self.max_docs])  # what one search returns: only evidence drops it
+        ranked = [d for d in ranked if self._ranking.fitted(d) >= self.floor or (d in anchor_top and not self._against(d))]
         top = ranked[: self.max_docs]
         # Documents the question names keep their place: all compared entities' documents for a
         # comparison question, at most half the answer otherwise (room for the documents they lead to).
-        must = [d for d in self._scores if self._explain[d]["named"]]
+        must = [d for d in ranked if self._explain[d]["named"]]
         cap = self.max_docs if self._comparison else max(1, self.max_docs // 2)
         must = sorted(must, key=lambda d: -self._scores[d])[:cap]
         for d in must:
@@ -307,10 +322,32 @@ class BuiltinPolicy:
                     break
                 top.remove(removable[0])
                 top.append(d)
-        top = sorted((d for d in top if self._ranking.confidence(d) >= self.floor), key=lambda d: -self._scores[d])
+        order = {d: i for i, d in enumerate(ranked)}
+        top.sort(key=lambda d: order[d])
         if self.floor and not self._ranking.supported():
             top = top[: evd.UNSUPPORTED_MAX]
         return top
+
+    def _against(self, doc_id: str) -> bool:
+        """Evidence that the document is not what the question asks for: the question's phrase or all its
+        keywords are in another document held, not in this one, and nothing else speaks for it; or
+        another document's identity matches the names and period the question asks about, and nothing
+        about this one does, nor links it to anything (the "(no subject)" mails under a filing). (A
+        document lacking a rare term of the question is not ruled out: the first hop of a multi-hop
+        question lacks the second's words.)"""
+        f = self._explain[doc_id]
+        weak = self._ranking.evidence(doc_id) < evd.EVIDENCE_MARGIN  # nothing, or a stray bridge
+        if self._ranking.written_found and not (f.get("phrase") or f.get("keywords")) and weak:
+            return True
+        if f.get("miss") and weak and any(g.get("rare", 0.0) >= 1.0 for g in self._explain.values()):
+            return True  # another document holds every rare term of the question, this one (all in view) none
+        best = max((g.get("identity", 0.0) for g in self._explain.values()), default=0.0)
+        return best >= 0.5 and not f.get("identity") and weak
+
+    def _confidences(self, ids: list[str]) -> list[float]:
+        """The answer's confidences: each document's probability, made non-increasing down the answer
+        (``evidence.monotone``): a document ranked above another is not less likely to be needed."""
+        return evd.monotone([self._ranking.confidence(d) for d in ids])
 
     def _evidenced(self, doc_id: str) -> bool:
         """Something beyond similarity says the document belongs: the question names it, a pivot
@@ -324,7 +361,7 @@ class BuiltinPolicy:
     def _plan(self, state: AgentState) -> list[_Query]:
         plan: list[_Query] = []
         if self._round == 2:
-            plan += self._decompose(state.question)
+            plan += self._decompose(self._q)
         for p in self._pivots[: self.pivots_per_round[0] if self._round == 2 else self.pivots_per_round[1]]:
             if p in self._expanded:
                 continue
@@ -350,7 +387,7 @@ class BuiltinPolicy:
         picks = list(self._ranking.bridges.get(pivot, [])) if self._ranking else []
         if self.variant >= 2 and len(picks) > self.hops_per_pivot:
             picks = picks[1:] + picks[:1]
-        keys = " ".join(content_terms(state.question)[:5])
+        keys = " ".join(content_terms(self._q)[:5])
         out = []
         for ent in picks[: self.hops_per_pivot]:
             q = f"{ent} {keys}" if self.variant % 2 == 1 else ent
@@ -380,8 +417,14 @@ class BuiltinPolicy:
         if corpus is None or not hasattr(corpus, "hybrid"):
             return []
         if self._qvec is None:
-            self._qvec = corpus.embed_query(state.question)
+            self._qvec = corpus.embed_query(self._q)
         hits = corpus.hybrid(state.question, corpus.CANDIDATES, vector=self._qvec)
+        texts = [h.chunk.text for h in hits]
+        docs = {h.doc.doc_id: h.doc for h in hits}
+        names = [n for d in docs.values() for n in (d.title, file_name_words(d.path) if d.key == d.path else "")]
+        self._question = tx.truecase(state.question, texts, names)
+        if self._question != state.question:  # the names it now writes are identity evidence for the ranking
+            hits = corpus.hybrid(self._question, corpus.CANDIDATES, vector=self._qvec)
         out = evd.document_order(hits)
         top = set(out[: self.max_docs])
         self._own_chunks = [h.chunk.id for h in hits[: search_depth(self.max_docs)] if h.doc.doc_id in top]
@@ -407,7 +450,7 @@ class BuiltinPolicy:
         answer nor pivots: they take room and lead nowhere."""
         keep = set(self._answer_ids()) | set(self._pivots)
         return [cid for cid, s in state.context.visible().items()
-                if s.doc_id not in keep and self._ranking.confidence(s.doc_id) < self.prune_below]
+                if s.doc_id not in keep and self._ranking.fitted(s.doc_id) < self.prune_below]
 
     def _prune_list(self, state: AgentState) -> list[str]:
         """Lowest-scored chunks first, until the context is back under 3/4 of the soft limit;
@@ -429,9 +472,10 @@ class BuiltinPolicy:
     def _answer(self, state: AgentState) -> Reply:
         views = self._views(state)
         ranked = []
-        for doc_id in self._answer_ids():
+        ids = self._answer_ids()
+        for doc_id, conf in zip(ids, self._confidences(ids)):
             why = self._ranker.justification(views[doc_id], self._qsim, self._ranking) if doc_id in views else ""
-            ranked.append(Ranked(doc_id, why, round(self._ranking.confidence(doc_id), 4)))
+            ranked.append(Ranked(doc_id, why, round(conf, 4)))
         return Reply(text=render_final(ranked), ranked=ranked)
 
     def _call(self, name: str, args: dict) -> ToolCall:

@@ -236,3 +236,65 @@ def bare_first_names(text: str) -> set[str]:
                 if word[:1].isupper():
                     out.add(word.strip(",.!"))
     return out
+
+
+# --- case ---------------------------------------------------------------------------------------
+
+_WORD_AT = re.compile(r"[^\W_][\w&.-]*[^\W_]|[^\W_]")
+TRUECASE_MIN = 2
+"""A question word takes the corpus's form when the corpus writes it at least this many times."""
+
+
+def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
+    """``question`` with its lower-case words written as ``texts`` (the corpus's chunks that match it)
+    write them: "ceii" → "CEII", "tom hanks" → "Tom Hanks", "q4" → "Q4". A word takes the form the texts
+    use for it most often away from the start of a sentence, when that form has a capital and it is
+    used at least ``TRUECASE_MIN`` times. A question with no lower-case letter (typed in capitals) is
+    read lower-cased first. Words the question writes with capitals, stopwords and quoted phrases are
+    kept as written: names are found by what the corpus calls them, not by how the question was typed.
+    ``names``: what documents are called (titles, file-name words): a capitalised form there counts
+    ``TRUECASE_MIN`` times ("bosch" → "Bosch" from ``01_Bosch-Automotive-…-Agreement.txt``). A form in
+    capitals throughout ("NON-DISCLOSURE", a heading) gives way to the same word with an initial capital
+    where the texts have that too."""
+    if not any(ch.islower() for ch in question):
+        question = question.lower()
+    wanted = {m.group(0) for m in _WORD_AT.finditer(question)
+              if m.group(0).islower() and len(m.group(0)) > 1 and m.group(0) not in STOPWORDS}
+    if not wanted:
+        return question
+    forms: dict[str, dict[str, int]] = {}
+    for weight, group in ((1, texts), (TRUECASE_MIN, names)):
+        for text in group:
+            for m in _WORD_AT.finditer(text):
+                if weight == 1 and _at_start(text, m.start()):
+                    continue
+                token = m.group(0)
+                parts = [token] + (token.split("-") if "-" in token else [])  # "Coca-Cola" also writes "coca"
+                for word in parts:
+                    low = word.lower()
+                    if low in wanted:
+                        counts = forms.setdefault(low, {})
+                        counts[word] = counts.get(word, 0) + weight
+    keep = {m.span() for q in _QUOTED.finditer(question) for m in [q]}
+
+    def form(m: re.Match) -> str:
+        word = m.group(0)
+        if word not in wanted or any(s <= m.start() < e for s, e in keep):
+            return word
+        counts = forms.get(word)
+        if not counts:
+            return word
+        lower = counts.get(word, 0)
+        capital = sum(n for w, n in counts.items() if not w.islower())
+        if capital < TRUECASE_MIN or capital <= lower:
+            return word
+        best = max((w for w in counts if not w.islower()), key=lambda w: (not w.isupper() or len(w) <= 5, counts[w]))
+        return best
+
+    return _WORD_AT.sub(form, question)
+
+
+def _at_start(text: str, pos: int) -> bool:
+    """Whether ``pos`` starts a sentence or a line (a capital there says nothing about the word)."""
+    before = text[max(0, pos - 3):pos].rstrip(" \t\"“'(")
+    return not before or before[-1] in ".?!:\n"

@@ -1,0 +1,185 @@
+"""Relevance that holds on other kinds of text (issue 18), on a folder as a user has one.
+
+The corpus: the 8 real non-disclosure agreements of the shared legal slice as .txt files, two small
+agreements written here (one whose first line, and so its title, is "CONFIDENTIAL INFORMATION"; one
+named ``ceii-and-nda.txt`` whose first line is a form instruction), and a small office folder: a
+contacts sheet and an inventory sheet (.csv), a sales workbook (.xlsx) and a meeting note. Each test
+names the defect it guards against.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from dataclasses import replace
+
+import pytest
+
+from c1.agent.corpus import Corpus
+from c1.agent.policies.builtin import BuiltinPolicy
+from c1.agent.search import run_search
+from c1.config import Settings
+from c1.corpus.embedders import MiniLMEmbedder
+from c1.corpus.indexer import Indexer
+from c1.eval.baselines import retrieve
+from conftest import shared_data_dir
+
+DATA = shared_data_dir()
+VELCO = """CONFIDENTIAL INFORMATION
+NON-DISCLOSURE AGREEMENT between Vermont Electric Power Company, Inc. ("VELCO") and the Recipient.
+1. The Recipient shall hold all Confidential Information disclosed by VELCO in strict confidence and shall
+use it only to evaluate the proposed transmission project.
+2. Confidential Information does not include information that is or becomes public through no fault of the
+Recipient.
+3. On VELCO's request the Recipient shall return or destroy all Confidential Information.
+4. This Agreement is governed by the laws of the State of Vermont.
+"""
+CEII = """Please fill in your contact details, sign on the last page and return the form.
+This Non-Disclosure Agreement ("NDA") governs access to Critical Energy Infrastructure Information ("CEII").
+1. The requester shall protect CEII and all Confidential Information received under this NDA and disclose it
+only to employees who need to know it and who have signed this NDA.
+2. The requester shall not copy CEII except as needed for the stated purpose, and shall keep every copy in a
+locked place or on an encrypted device.
+3. The requester shall return or destroy CEII when the purpose ends or on request.
+Name: ______________ Organization: ______________ Signature: ______________
+"""
+NOTE = """# Meeting notes
+
+Met Yara Varga (Halcyon Freight) today about the office move. Yara wants a written proposal by the end of
+the month and will check the figures with her team. Next step: send the draft and book a follow-up call.
+"""
+CONTACTS = [("Name", "Company", "Role", "Email", "Phone", "City"),
+            ("Dana Whitfield", "Corvel Logistics", "Buyer", "dana.whitfield@corvel.com", "+1 555 201 4410", "Boston"),
+            ("Yara Varga", "Halcyon Freight", "Director", "yara.varga@halcyonfreight.com", "+1 555 733 9021", "Denver"),
+            ("Marcus Okafor", "Brightwater Foods", "Engineer", "marcus.okafor@brightwater.com", "+1 555 480 1177",
+             "Austin")]
+INVENTORY = [("SKU", "Product", "Warehouse", "On hand", "Reorder level"),
+             ("SKU-4100", "Widgets", "Reno", "734", "120"), ("SKU-4101", "Widgets", "Dayton", "88", "150"),
+             ("SKU-4102", "Gaskets", "Reno", "412", "60"), ("SKU-4103", "Gaskets", "Dayton", "905", "90")]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    ndas = DATA / "legal" / "files" / "contractnli"
+    if not ndas.is_dir():
+        pytest.skip(f"shared data not found at {DATA} (set C1_SHARED_DATA)")
+    import openpyxl
+
+    root = tmp_path_factory.mktemp("folder")
+    (root / "legal").mkdir()
+    for path in sorted(ndas.glob("*.txt")):
+        shutil.copyfile(path, root / "legal" / path.name)
+    (root / "legal" / "velco-confidentiality.txt").write_text(VELCO)
+    (root / "legal" / "ceii-and-nda.txt").write_text(CEII)
+    office = root / "office"
+    office.mkdir()
+    (office / "meeting-07.md").write_text(NOTE)
+    for name, rows in (("contacts.csv", CONTACTS), ("inventory.csv", INVENTORY)):
+        with open(office / name, "w", newline="") as f:
+            csv.writer(f).writerows(rows)
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["Region", "Quarter", "Year", "Product", "Units", "Sales (USD)"])
+    for i, region in enumerate(("North", "South", "East", "West")):
+        for q in ("Q1", "Q2", "Q3", "Q4"):
+            for product in ("Widgets", "Gaskets"):
+                sheet.append([region, q, 2023, product, 100 + 7 * i, 4100 + 37 * i + len(q) + len(product)])
+    book.save(office / "regional_sales.xlsx")
+    settings = Settings(home=root / "home", max_docs=5)
+    embedder = MiniLMEmbedder()
+    Indexer(settings, embedder).run([str(root / "legal"), str(office)])
+    corpus = Corpus(settings, embedder)
+    yield settings, corpus
+    corpus.close()
+
+
+def _builtin(world, question: str, k: int = 5) -> list[str]:
+    settings, corpus = world
+    result = run_search(corpus, replace(settings, max_docs=k), question, lambda i: BuiltinPolicy(max_docs=k, variant=i))
+    return [d["path"].rsplit("/", 1)[-1] for d in result.documents]
+
+
+def _hybrid(world, question: str, k: int = 5) -> list[str]:
+    return [d["path"].rsplit("/", 1)[-1] for d in retrieve(world[1], "hybrid", question, k)]
+
+
+def test_a_lower_cased_question_ranks_as_the_original(world):
+    """Names were found by capitalisation: "consider infomagnet's non-disclosure agreement; …" lost
+    "Infomagnet" and ranked another NDA first. The corpus's own forms (its file names, its text) give
+    the names back: the same documents, the same first one."""
+    question = ("Consider INFOMAGNET's Non-Disclosure Agreement; Does the document require that all Confidential "
+                "Information be expressly identified by the Disclosing Party?")
+    original = _builtin(world, question)
+    lowered = _builtin(world, question.lower())
+    assert original[0] == "INFOMAGNET%20NDA.txt", original
+    assert lowered[:3] == original[:3], (lowered, original)
+
+
+def test_a_rare_name_beats_common_words_in_a_title(world):
+    """"Consider the Non-Disclosure Agreement between CEII and NDA; …": the agreement titled
+    "CONFIDENTIAL INFORMATION" (its first line) ranked first on the question's common capitalised words;
+    the one rare name, CEII (in the other's file name and body), decides."""
+    question = ("Consider the Non-Disclosure Agreement between CEII and NDA; Does the document allow the Receiving "
+                "Party to share some Confidential Information with third parties?")
+    got = _builtin(world, question)
+    assert got[0] == "ceii-and-nda.txt", got
+    assert _builtin(world, question.lower())[0] == "ceii-and-nda.txt"
+
+
+def test_a_csv_row_is_found_by_a_column_name_and_a_value(world):
+    """"How many Widgets are on hand in the Reno warehouse?": the inventory sheet (one chunk, its row
+    reads "Product: Widgets | Warehouse: Reno | On hand: 734") comes first, above the sales workbook that
+    names Widgets on its first page (identity evidence counted for long documents only)."""
+    question = "How many Widgets are on hand in the Reno warehouse?"
+    for got in (_hybrid(world, question), _builtin(world, question)):
+        assert got[0] == "inventory.csv", got
+    settings, corpus = world
+    top = retrieve(corpus, "hybrid", question, 5)[0]
+    assert any("734" in c["text"] and "On hand" in c["text"] for c in top["chunks"])
+
+
+def test_a_note_then_the_contacts_sheet(world):
+    """"What is the phone number of the person I met about the office move?" needs the note (who) and
+    contacts.csv (the number): both are returned — the note, first in one search, was dropped by the
+    relevance floor because it lacks the rare word "phone"."""
+    got = _builtin(world, "What is the phone number of the person I met about the office move?")
+    assert "meeting-07.md" in got and "contacts.csv" in got, got
+
+
+def _ranking(scores: dict, evidence: dict):
+    from c1.agent.evidence import Ranking
+
+    return Ranking(scores, {d: {} for d in scores}, [], {}, evidence_of=evidence)
+
+
+def test_similarity_alone_never_reorders_the_own_search():
+    """The answer starts from the question's own search: "b", scored higher on similarity alone, stays
+    under "a"; "c", which the search ranked last but the question names (evidence), goes first."""
+    from c1.agent.evidence import anchored_order
+
+    ranking = _ranking({"a": -2.0, "b": -1.0, "c": 1.0}, {"a": 0.0, "b": 0.1, "c": 4.1})
+    assert anchored_order(ranking, ["a", "b", "c"], ["a", "b", "c"]) == ["c", "a", "b"]
+    ranking = _ranking({"a": -2.0, "b": -1.0, "x": -0.5}, {"a": 0.0, "b": 0.0, "x": 0.0})
+    assert anchored_order(ranking, ["a", "b"], ["x", "b", "a"]) == ["a", "b", "x"]
+
+
+def test_confidences_do_not_rise_down_the_answer():
+    """The first document at 0.02 and the next at 0.13 was a defect: down the answer, confidences only fall."""
+    from c1.agent.evidence import monotone, needed_offset
+
+    got = monotone([0.02, 0.13, 0.05, 0.01])
+    assert all(a >= b for a, b in zip(got, got[1:])) and abs(sum(got) - 0.21) < 1e-9
+    assert needed_offset([-5.0, -6.0, -7.0]) > 0 and needed_offset([3.0, 1.0]) == 0.0
+
+
+def test_parallel_runs_start_from_the_first_run():
+    """×4 keeps the first run's answer unless more runs agree on another document: what one other run
+    alone found at a higher confidence does not go above the first run's documents."""
+    from c1.agent.search import fuse
+
+    runs = [[{"id": "a", "score": 0.6}, {"id": "b", "score": 0.3}],
+            [{"id": "c", "score": 0.99}], [{"id": "a", "score": 0.5}, {"id": "b", "score": 0.2}],
+            [{"id": "b", "score": 0.9}, {"id": "a", "score": 0.4}]]
+    assert [d for d, _ in fuse(runs)] == ["a", "b", "c"]
+    runs[1] = [{"id": "b", "score": 0.99}]  # now every run returned b, and its mean is higher than a's
+    assert [d for d, _ in fuse(runs)][:2] == ["b", "a"]
