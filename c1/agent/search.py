@@ -89,6 +89,9 @@ def run_search(
             justification.setdefault(d["id"], d.get("justification", ""))
     fused = fuse(runs, by_score=scored)[: settings.max_docs]
     documents = [_document(corpus, agents, doc_id, score, justification.get(doc_id, "")) for doc_id, score in fused]
+    from c1.agent.passages import attach  # the evidence handed over: passages, and a sentence that justifies
+
+    attach(corpus, question, documents, settings.evidence_tokens, replace_justification=scored)
     stats = _merge_stats([finished[i].stats for i in sorted(finished)], time.perf_counter() - started)
     stats["stop_reasons"] = [finished[i].stop_reason for i in sorted(finished)]
     policy = agents[0].policy

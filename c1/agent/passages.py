@@ -1,0 +1,368 @@
+"""Passages: the few spans of each returned document that bear on the question, best first, within
+a token budget — and the one sentence that justifies the document.
+
+A run sees whole chunks (~2,000 characters each, dozens per question); the answer to a question is
+a clause, a row, a sentence. For each returned document (in rank order):
+
+1. its chunks are ranked against the question — the corpus's own ranking (cosine of the stored
+   vectors and term coverage, ``Corpus.rank_chunks``) fused by RRF with the question's BM25 ranking
+   restricted to the document — and the best few are opened (``CHUNKS``: more for the first
+   document, which is the one the question is most likely about);
+2. their sentences (:mod:`c1.agent.sentences`; headers, greetings, signatures and separators left
+   out) are grouped into windows of consecutive sentences up to ``WINDOW_CHARS``;
+3. every window of every document is scored against the question by one :data:`Scorer`
+   (``(question, [texts]) -> scores``): the cross-encoder reranker when one is available, else the
+   term and embedding evidence c1 already has (:class:`TermDenseScorer`);
+4. windows are taken best first — none overlapping another taken from its document, at most
+   ``PER_DOC`` a document, none far below the question's best (``KEEP``) — until the budget
+   (``--evidence-tokens``) is spent; overlapping or touching picks of one document are merged.
+
+The justification of a document is the best readable sentence of its best passage, shown without
+markup; a table row with its column names. Within a run (before passages exist) the built-in policy
+picks its justification from the chunks it holds with :func:`justify`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from c1.agent import sentences as sx
+
+DEFAULT_EVIDENCE_TOKENS = 2000
+"""What a downstream model is handed by default: a few passages fit its context beside its own work."""
+WINDOW_CHARS = 700
+"""A passage joins consecutive sentences up to this many characters (one longer sentence stands alone)."""
+CHUNKS = (6, 2)
+"""Chunks opened for the first document, and for each of the others."""
+PER_DOC = (4, 1)
+"""Passages kept for the first document, and for each of the others."""
+KEEP = 0.5
+"""A passage scoring under this share of the question's best passage is not kept."""
+SHORTLIST = 32
+"""Sentences scored by the scorer: the best by their terms among those of the opened chunks (the rest
+rank below them, by their terms)."""
+BM25_DEPTH = 400
+"""Chunks of the question's BM25 ranking that the per-document chunk ranking reads."""
+
+Scorer = Callable[[str, list[str]], list[float]]
+"""(question, passage texts) → one relevance score per text, in [0, 1], higher is better."""
+
+
+@dataclass
+class Passage:
+    doc_id: str
+    chunk_id: str
+    start: int
+    end: int
+    """Character span in the document's text."""
+    page: int | None
+    text: str
+    score: float
+    sentence: tuple[int, int] | None = None
+    """The span of its best sentence (the justification when this is the document's best passage)."""
+    why: str = ""
+    """That sentence as a person reads it (no markup; a table row with its column names)."""
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "span": [self.start, self.end], "page": self.page, "score": round(self.score, 4),
+                "chunk": self.chunk_id}
+
+
+# --- scoring -------------------------------------------------------------------------------------
+class TermDenseScorer:
+    """Half BM25 of the question's terms among the texts scored together (each term weighted by how few
+    of them hold it, so that the party names a whole contract repeats count little), scaled to the best
+    text; half the cosine of the corpus's embedder between the question and each text."""
+
+    K1, B = 1.2, 0.75
+
+    def __init__(self, corpus=None):
+        self.corpus = corpus
+
+    def __call__(self, question: str, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        lexical = self.terms(question, texts)
+        dense = self.cosines(question, texts)
+        if dense is None:
+            return lexical
+        return [round(0.5 * a + 0.5 * max(0.0, b), 4) for a, b in zip(lexical, dense)]
+
+    def terms(self, question: str, texts: list[str]) -> list[float]:
+        from c1.agent.corpus import content_terms
+        from c1.corpus.lexical import stems
+
+        wanted = list(dict.fromkeys(s for t in content_terms(question) for s in (stems(t) or [t])))
+        if not wanted:
+            return [0.0] * len(texts)
+        bags = [stems(t) for t in texts]
+        n = len(bags)
+        avg = sum(len(b) for b in bags) / n or 1.0
+        df = {w: sum(1 for b in bags if w in b) for w in wanted}
+        idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in wanted}
+        raw = []
+        for bag in bags:
+            counts: dict[str, int] = {}
+            for w in bag:
+                if w in idf:
+                    counts[w] = counts.get(w, 0) + 1
+            norm = self.K1 * (1 - self.B + self.B * len(bag) / avg)
+            raw.append(sum(idf[w] * c * (self.K1 + 1) / (c + norm) for w, c in counts.items()))
+        top = max(raw) or 1.0
+        return [r / top for r in raw]
+
+    def cosines(self, question: str, texts: list[str]) -> list[float] | None:
+        corpus = self.corpus
+        if corpus is None or not hasattr(corpus, "embedder"):
+            return None
+        import numpy as np
+
+        q = np.asarray(corpus.embed_query(question), dtype=np.float32)
+        m = np.asarray(corpus.embedder.embed(texts), dtype=np.float32)
+        return [float(v) for v in m @ q]
+
+
+class RerankerScorer:
+    """A cross-encoder's logits, as probabilities (logistic): on one scale whatever the question."""
+
+    def __init__(self, reranker):
+        self.reranker = reranker
+
+    def __call__(self, question: str, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        return [round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, float(s))))), 4)
+                for s in self.reranker.score(question, texts)]
+
+
+def make_scorer(corpus=None, kind: str = "auto") -> Scorer:
+    """The passage scorer: ``reranker`` (the cross-encoder; an error when it cannot run), ``terms``
+    (:class:`TermDenseScorer`) or ``auto`` (the reranker when the corpus has one, else terms)."""
+    if kind in ("auto", "reranker"):
+        reranker = getattr(corpus, "reranker", None)
+        if reranker is None and kind == "reranker":
+            from c1.corpus.rerankers import OnnxReranker  # noqa: PLC0415 (the model is loaded when first used)
+
+            reranker = OnnxReranker()
+        if reranker is not None:
+            return RerankerScorer(reranker)
+    return TermDenseScorer(corpus)
+
+
+# --- candidates --------------------------------------------------------------------------------------
+@dataclass
+class _Sentence:
+    doc_rank: int
+    doc_id: str
+    chunk_id: str
+    index: int
+    """Its place among the chunk's units."""
+    start: int
+    end: int
+    """In document offsets."""
+    text: str
+    score: float = 0.0
+
+
+def _rank_chunks(corpus, question: str, doc_id: str, lexical: list[str], vector) -> list:
+    """The document's chunks, best first: RRF of the corpus's chunk ranking and the question's BM25
+    ranking restricted to the document."""
+    from c1.agent.fusion import rrf
+
+    chunks = corpus.doc_chunks(doc_id)
+    if len(chunks) <= 1:
+        return chunks
+    by_id = {c.id: c for c in chunks}
+    dense = [c.id for c, _ in corpus.rank_chunks(chunks, question, vector)]
+    mine = [cid for cid in lexical if cid in by_id]
+    return [by_id[cid] for cid, _ in rrf([dense, mine]) if cid in by_id]
+
+
+def page_of(doc, chunk, offset: int) -> int | None:
+    """The page holding character ``offset`` of the document: from where its pages start (recorded at
+    indexing), else the page of the chunk's first character."""
+    starts = (doc.meta or {}).get("page_starts") if doc is not None else None
+    if starts:
+        i = bisect.bisect_right([s for s, _ in starts], offset) - 1
+        return starts[max(0, i)][1]
+    return chunk.page
+
+
+def evidence_units(text: str) -> list[sx.Unit]:
+    """The units of a chunk a passage may hold: readable ones (prose, list items, table rows)."""
+    return [u for u in sx.split(text) if u.kind in sx.READABLE]
+
+
+def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVIDENCE_TOKENS,
+           scorer: Scorer | None = None, count: Callable[[str], int] | None = None,
+           chunks: tuple[int, int] = CHUNKS, per_doc: tuple[int, int] = PER_DOC, keep: float = KEEP,
+           window: int = WINDOW_CHARS, shortlist: int = SHORTLIST) -> dict[str, list[Passage]]:
+    """Each document's passages, best first, all of them together within ``budget`` tokens (0: none).
+
+    The readable sentences of the opened chunks are ranked by their terms, the first ``shortlist`` of
+    them scored by ``scorer``; the best sentences, in order, each
+    become a passage, grown by the neighbouring sentences that score at least ``keep`` of it (the
+    better neighbour first) up to ``window`` characters."""
+    out: dict[str, list[Passage]] = {d: [] for d in doc_ids}
+    if budget <= 0 or not doc_ids:
+        return out
+    scorer = scorer or make_scorer(corpus)
+    count = count or _count
+    vector = corpus.embed_query(question)
+    lexical = [cid for cid, _ in corpus.bm25(question, BM25_DEPTH)]
+    cands: list[_Sentence] = []
+    records, chunk_of, units_of = {}, {}, {}
+    for rank, doc_id in enumerate(doc_ids):
+        records[doc_id] = corpus.doc(doc_id)
+        seen: set[tuple[int, int]] = set()
+        for chunk in _rank_chunks(corpus, question, doc_id, lexical, vector)[: chunks[0] if rank == 0 else chunks[1]]:
+            chunk_of[chunk.id] = chunk
+            units = units_of[chunk.id] = []
+            for u in evidence_units(chunk.text):
+                span = (chunk.start + u.start, chunk.start + u.end)
+                sent = _Sentence(rank, doc_id, chunk.id, len(units), *span, u.text(chunk.text))
+                units.append(sent)
+                if span not in seen and len(sent.text.split()) >= 3:
+                    seen.add(span)
+                    cands.append(sent)
+    if not cands:
+        return out
+    lexical_scores = TermDenseScorer().terms(question, [c.text for c in cands])
+    first = sorted(range(len(cands)), key=lambda i: -lexical_scores[i])[:shortlist]
+    for i, v in zip(first, scorer(question, [cands[i].text for i in first])):
+        cands[i].score = float(v)
+    floor = min(cands[i].score for i in first)
+    rest = set(range(len(cands))) - set(first)
+    for i in rest:  # below the shortlist: under its worst, in their lexical order
+        cands[i].score = floor * lexical_scores[i]
+    by_span = {(c.doc_id, c.start, c.end): c.score for c in cands}
+    for units in units_of.values():  # a sentence repeated in an overlapping chunk has its one score
+        for u in units:
+            u.score = by_span.get((u.doc_id, u.start, u.end), 0.0)
+    cands.sort(key=lambda c: (-c.score, c.doc_rank, c.start))
+    best = cands[0].score
+    taken: dict[str, list[Passage]] = {d: [] for d in doc_ids}
+    spent = 0
+    for c in cands:
+        if c.score < keep * best or spent >= budget:
+            break
+        mine = taken[c.doc_id]
+        if len(mine) >= (per_doc[0] if c.doc_rank == 0 else per_doc[1]):
+            continue
+        if any(c.start < p.end and p.start < c.end for p in mine):
+            continue
+        first, last = _grow(units_of[c.chunk_id], c.index, keep * c.score, window)
+        lo, hi = first.start, last.end
+        if any(lo < p.end and p.start < hi for p in mine):
+            lo, hi = c.start, c.end
+        chunk = chunk_of[c.chunk_id]
+        text = chunk.text[lo - chunk.start : hi - chunk.start]
+        cost = count(text)
+        if spent + cost > budget:
+            continue
+        spent += cost
+        mine.append(Passage(c.doc_id, c.chunk_id, lo, hi, page_of(records[c.doc_id], chunk, c.start), text, c.score,
+                            (c.start, c.end), _shown(chunk, c)))
+    for doc_id, picks in taken.items():
+        out[doc_id] = sorted(picks, key=lambda p: (-p.score, p.start))
+    return out
+
+
+def _shown(chunk, sent: _Sentence) -> str:
+    """A sentence of a chunk as a person reads it: a table row with its column names, else without markup."""
+    units = sx.split(chunk.text)
+    for i, u in enumerate(units):
+        if chunk.start + u.start == sent.start and u.kind == "row":
+            return sx.row_with_header(chunk.text, units, i)
+    return sx.readable(sent.text)
+
+
+def _grow(units: list[_Sentence], i: int, floor: float, window: int) -> tuple[_Sentence, _Sentence]:
+    """The run of consecutive sentences around ``units[i]``: neighbours scoring at least ``floor``
+    joined, the better first, while the run spans at most ``window`` characters."""
+    lo = hi = i
+    while True:
+        options = []
+        if lo > 0 and units[lo - 1].score >= floor and units[hi].end - units[lo - 1].start <= window:
+            options.append((units[lo - 1].score, lo - 1, hi))
+        if hi + 1 < len(units) and units[hi + 1].score >= floor and units[hi + 1].end - units[lo].start <= window:
+            options.append((units[hi + 1].score, lo, hi + 1))
+        if not options:
+            return units[lo], units[hi]
+        _, lo, hi = max(options)
+
+
+def _count(text: str) -> int:
+    from c1.tokens import TokenizerError, count_tokens
+
+    try:
+        return count_tokens(text)
+    except TokenizerError:
+        return max(1, len(text) // 4)
+
+
+# --- justification ------------------------------------------------------------------------------------
+def justify(ranker, doc, qsim: dict[str, float], ranking=None) -> str:
+    """The built-in policy's justification of a document from the chunks it holds (``doc``: an
+    ``evidence.DocView``): the readable sentence holding most of the question's terms, each weighted by
+    its rarity in the corpus (and, for a document a bridge brought in, the bridge's name), best chunk
+    first on ties; never a header, greeting, signature or separator, and a sentence that many chunks
+    hold word for word (a mailing list's footer, a disclaimer) is boilerplate, passed over."""
+    from c1.agent.corpus import content_terms
+    from c1.corpus.lexical import stems
+
+    weights = dict(ranker.asked.weights)
+    if ranking is not None and ranking.features.get(doc.doc_id, {}).get("bridge"):
+        for p in ranking.pivots:
+            for e in ranking.bridges.get(p, [])[:3]:
+                for w in content_terms(e):
+                    weights.setdefault(w, 1.0)
+    wanted = {(stems(t) or [t])[0]: w for t, w in weights.items()}
+    cands = []
+    for cid, text in doc.chunks:
+        units = sx.split(text)
+        for i, u in enumerate(units):
+            if u.kind not in sx.READABLE:
+                continue
+            unit = u.text(text)
+            have = set(stems(unit))
+            hit = sum(w for t, w in wanted.items() if t in have)
+            n_words = len(unit.split())
+            fit = hit + 0.1 * qsim.get(cid, 0.0) + min(n_words, 30) / 300 - (0.5 if n_words < 4 else 0.0)
+            shown = sx.row_with_header(text, units, i) if u.kind == "row" else sx.readable(unit)
+            cands.append((fit, shown, unit))
+    cands.sort(key=lambda c: -c[0])
+    for _, shown, unit in cands[:6]:
+        if not _boilerplate(ranker.corpus, unit):
+            return shown
+    return cands[0][1] if cands else ""
+
+
+def _boilerplate(corpus, unit: str, copies: int = 5) -> bool:
+    if corpus is None or not hasattr(corpus, "mentions"):
+        return False
+    head = " ".join(re.findall(r"\w+", unit)[:10])
+    return len(head.split()) >= 4 and corpus.mentions(head) > copies
+
+
+# --- the result ------------------------------------------------------------------------------------------
+def attach(corpus, question: str, documents: list[dict], budget: int, scorer: Scorer | None = None,
+           replace_justification: bool = True) -> None:
+    """Give each result document (``search._document`` dicts) its ``passages`` (JSON) and, with
+    ``replace_justification``, the best sentence of its best passage as its justification."""
+    if budget <= 0 or not documents:
+        for d in documents:
+            d["passages"] = []
+        return
+    scorer = scorer or make_scorer(corpus)
+    chosen = choose(corpus, question, [d["id"] for d in documents], budget, scorer)
+    for d in documents:
+        got = chosen.get(d["id"], [])
+        d["passages"] = [p.to_json() for p in got]
+        if got and got[0].why and (replace_justification or not d.get("justification")):
+            d["justification"] = got[0].why
+            d["justification_span"] = list(got[0].sentence)
