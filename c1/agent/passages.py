@@ -4,9 +4,9 @@ a token budget — and the one sentence that justifies the document.
 A run sees whole chunks (~2,000 characters each, dozens per question); the answer to a question is
 a clause, a row, a sentence. For each returned document (in rank order):
 
-1. its chunks are ranked against the question — the corpus's own ranking (cosine of the stored
-   vectors and term coverage, ``Corpus.rank_chunks``) fused by RRF with the question's BM25 ranking
-   restricted to the document — and the best few are opened (``CHUNKS``: more for the first
+1. its chunks are ranked against the question (:func:`rank_in_document`: the corpus's similarity
+   of the stored vectors fused by RRF with BM25 among the document's own chunks) and the best few
+   are opened (``CHUNKS``: more for the first
    document, which is the one the question is most likely about);
 2. their sentences (:mod:`c1.agent.sentences`; headers, greetings, signatures and separators left
    out) are grouped into windows of consecutive sentences up to ``WINDOW_CHARS``;
@@ -36,17 +36,17 @@ DEFAULT_EVIDENCE_TOKENS = 2000
 """What a downstream model is handed by default: a few passages fit its context beside its own work."""
 WINDOW_CHARS = 700
 """A passage joins consecutive sentences up to this many characters (one longer sentence stands alone)."""
-CHUNKS = (6, 2)
-"""Chunks opened for the first document, and for each of the others."""
+CHUNKS = (400, 2)
+"""Chunks opened for the first document (all of a 200-page filing), and for each of the others."""
+LEAD_CHUNKS = (2, 1)
+"""Of those, the best chunks (by ``rank_in_document``) whose every sentence is scored."""
 PER_DOC = (4, 1)
 """Passages kept for the first document, and for each of the others."""
 KEEP = 0.5
 """A passage scoring under this share of the question's best passage is not kept."""
-SHORTLIST = 32
-"""Sentences scored by the scorer: the best by their terms among those of the opened chunks (the rest
-rank below them, by their terms)."""
-BM25_DEPTH = 400
-"""Chunks of the question's BM25 ranking that the per-document chunk ranking reads."""
+SHORTLIST = (40, 6)
+"""Sentences scored by the scorer: a document's best by their terms (BM25 among its own sentences),
+with the sentences of its lead chunks (the rest rank below them, by their terms)."""
 
 Scorer = Callable[[str, list[str]], list[float]]
 """(question, passage texts) → one relevance score per text, in [0, 1], higher is better."""
@@ -127,29 +127,32 @@ class TermDenseScorer:
 
 
 class RerankerScorer:
-    """A cross-encoder's logits, as probabilities (logistic): on one scale whatever the question."""
+    """A cross-encoder's logits as probabilities (logistic): one scale whatever the question.
+    ``score``: (question, texts) → logits, or None when re-ranking is off (then ``fallback`` scores)."""
 
-    def __init__(self, reranker):
-        self.reranker = reranker
+    def __init__(self, score, fallback: Scorer | None = None):
+        self.score = score
+        self.fallback = fallback
 
     def __call__(self, question: str, texts: list[str]) -> list[float]:
         if not texts:
             return []
-        return [round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, float(s))))), 4)
-                for s in self.reranker.score(question, texts)]
+        got = self.score(question, texts)
+        if got is None:
+            return self.fallback(question, texts) if self.fallback else [0.0] * len(texts)
+        return [round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, float(v))))), 4) for v in got]
 
 
 def make_scorer(corpus=None, kind: str = "auto") -> Scorer:
-    """The passage scorer: ``reranker`` (the cross-encoder; an error when it cannot run), ``terms``
-    (:class:`TermDenseScorer`) or ``auto`` (the reranker when the corpus has one, else terms)."""
-    if kind in ("auto", "reranker"):
-        reranker = getattr(corpus, "reranker", None)
-        if reranker is None and kind == "reranker":
-            from c1.corpus.rerankers import OnnxReranker  # noqa: PLC0415 (the model is loaded when first used)
+    """The passage scorer: ``terms`` (:class:`TermDenseScorer`), ``reranker`` (the cross-encoder, an
+    ImportError where c1 has none), or ``auto``: the corpus's reranker where it re-ranks a document's
+    chunks (``Corpus.reranks("read")``), else terms."""
+    if kind == "reranker":
+        from c1.corpus.rerankers import make_reranker
 
-            reranker = OnnxReranker()
-        if reranker is not None:
-            return RerankerScorer(reranker)
+        return RerankerScorer(make_reranker("onnx", None).score)
+    if kind == "auto" and hasattr(corpus, "score_passages") and corpus.reranks("read"):
+        return RerankerScorer(corpus.score_passages, TermDenseScorer(corpus))
     return TermDenseScorer(corpus)
 
 
@@ -168,18 +171,38 @@ class _Sentence:
     score: float = 0.0
 
 
-def _rank_chunks(corpus, question: str, doc_id: str, lexical: list[str], vector) -> list:
-    """The document's chunks, best first: RRF of the corpus's chunk ranking and the question's BM25
-    ranking restricted to the document."""
+def rank_in_document(corpus, question: str, chunks: list, vector=None) -> list[tuple[object, float]]:
+    """A document's ``chunks`` (Chunk objects), best first, each with its similarity to the question
+    (``Corpus.rank_chunks``: in [0, 1]). The order is the RRF of that similarity's order and BM25 among
+    the document's own chunks — a term rare within the document ("employees" in a 10-K that names its
+    company on every page) weighs most — so that the chunk holding the figure asked about comes up
+    even when its embedding is no closer to the question than a hundred others."""
     from c1.agent.fusion import rrf
 
-    chunks = corpus.doc_chunks(doc_id)
-    if len(chunks) <= 1:
-        return chunks
+    if not chunks:
+        return []
+    dense = corpus.rank_chunks(chunks, question, vector)
+    if len(chunks) == 1:
+        return dense
+    similarity = {c.id: s for c, s in dense}
+    terms = TermDenseScorer().terms(question, [c.text for c in chunks])
+    lexical = [chunks[i].id for i in sorted(range(len(chunks)), key=lambda i: -terms[i]) if terms[i] > 0]
     by_id = {c.id: c for c in chunks}
-    dense = [c.id for c, _ in corpus.rank_chunks(chunks, question, vector)]
-    mine = [cid for cid in lexical if cid in by_id]
-    return [by_id[cid] for cid, _ in rrf([dense, mine]) if cid in by_id]
+    return [(by_id[cid], similarity[cid]) for cid, _ in rrf([[c.id for c, _ in dense], lexical])]
+
+
+def by_page(ranked: list[tuple[object, float]]) -> list[tuple[object, float]]:
+    """Ranked chunks regrouped by page: the page of the best chunk first, with its other chunks, then
+    the page of the next best, and so on (chunks without a page each stand for themselves)."""
+    groups: dict[object, list] = {}
+    for chunk, score in ranked:
+        key = chunk.page if chunk.page is not None else ("chunk", chunk.id)
+        groups.setdefault(key, []).append((chunk, score))
+    return [item for group in groups.values() for item in group]
+
+
+def _rank_chunks(corpus, question: str, doc_id: str, vector) -> list:
+    return [c for c, _ in rank_in_document(corpus, question, corpus.doc_chunks(doc_id), vector)]
 
 
 def page_of(doc, chunk, offset: int) -> int | None:
@@ -200,11 +223,12 @@ def evidence_units(text: str) -> list[sx.Unit]:
 def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVIDENCE_TOKENS,
            scorer: Scorer | None = None, count: Callable[[str], int] | None = None,
            chunks: tuple[int, int] = CHUNKS, per_doc: tuple[int, int] = PER_DOC, keep: float = KEEP,
-           window: int = WINDOW_CHARS, shortlist: int = SHORTLIST) -> dict[str, list[Passage]]:
+           window: int = WINDOW_CHARS, shortlist: tuple[int, int] = SHORTLIST) -> dict[str, list[Passage]]:
     """Each document's passages, best first, all of them together within ``budget`` tokens (0: none).
 
-    The readable sentences of the opened chunks are ranked by their terms, the first ``shortlist`` of
-    them scored by ``scorer``; the best sentences, in order, each
+    A document's readable sentences (those of its opened chunks) are ranked by their terms among
+    themselves; its ``shortlist`` best, and those of its lead chunks, are scored by ``scorer``; the best
+    sentences of all the documents, in order, each
     become a passage, grown by the neighbouring sentences that score at least ``keep`` of it (the
     better neighbour first) up to ``window`` characters."""
     out: dict[str, list[Passage]] = {d: [] for d in doc_ids}
@@ -213,13 +237,16 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     scorer = scorer or make_scorer(corpus)
     count = count or _count
     vector = corpus.embed_query(question)
-    lexical = [cid for cid, _ in corpus.bm25(question, BM25_DEPTH)]
     cands: list[_Sentence] = []
+    short: list[_Sentence] = []
     records, chunk_of, units_of = {}, {}, {}
     for rank, doc_id in enumerate(doc_ids):
         records[doc_id] = corpus.doc(doc_id)
         seen: set[tuple[int, int]] = set()
-        for chunk in _rank_chunks(corpus, question, doc_id, lexical, vector)[: chunks[0] if rank == 0 else chunks[1]]:
+        mine: list[_Sentence] = []
+        lead: list[_Sentence] = []
+        opened = _rank_chunks(corpus, question, doc_id, vector)[: chunks[0] if rank == 0 else chunks[1]]
+        for place, chunk in enumerate(opened):
             chunk_of[chunk.id] = chunk
             units = units_of[chunk.id] = []
             for u in evidence_units(chunk.text):
@@ -228,17 +255,30 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
                 units.append(sent)
                 if span not in seen and len(sent.text.split()) >= 3:
                     seen.add(span)
-                    cands.append(sent)
+                    mine.append(sent)
+                    if place < LEAD_CHUNKS[0 if rank == 0 else 1]:
+                        lead.append(sent)
+        if not mine:
+            continue
+        # BM25 among the document's own sentences: a term its every page repeats (the company, the
+        # parties) weighs nothing, the one term that singles out the clause weighs most
+        lexical = TermDenseScorer().terms(question, [c.text for c in mine])
+        for c, v in zip(mine, lexical):
+            c.score = v
+        by_terms = sorted(mine, key=lambda c: -c.score)[: shortlist[0] if rank == 0 else shortlist[1]]
+        picked = list({id(c): c for c in by_terms + lead}.values())
+        short += picked
+        cands += mine
     if not cands:
         return out
-    lexical_scores = TermDenseScorer().terms(question, [c.text for c in cands])
-    first = sorted(range(len(cands)), key=lambda i: -lexical_scores[i])[:shortlist]
-    for i, v in zip(first, scorer(question, [cands[i].text for i in first])):
-        cands[i].score = float(v)
-    floor = min(cands[i].score for i in first)
-    rest = set(range(len(cands))) - set(first)
-    for i in rest:  # below the shortlist: under its worst, in their lexical order
-        cands[i].score = floor * lexical_scores[i]
+    lexical_of = {id(c): c.score for c in cands}
+    for c, v in zip(short, scorer(question, [c.text for c in short])):
+        c.score = float(v)
+    floor = min((c.score for c in short), default=0.0)
+    listed = {id(c) for c in short}
+    for c in cands:  # below the shortlist: under its worst, in their lexical order
+        if id(c) not in listed:
+            c.score = floor * lexical_of[id(c)] * 0.5
     by_span = {(c.doc_id, c.start, c.end): c.score for c in cands}
     for units in units_of.values():  # a sentence repeated in an overlapping chunk has its one score
         for u in units:
@@ -366,3 +406,40 @@ def attach(corpus, question: str, documents: list[dict], budget: int, scorer: Sc
         if got and got[0].why and (replace_justification or not d.get("justification")):
             d["justification"] = got[0].why
             d["justification_span"] = list(got[0].sentence)
+
+
+# --- what a person sees ------------------------------------------------------------------------------------
+EXCERPT = 220
+"""Characters of a passage shown in the human output."""
+
+
+def excerpt(text: str, question: str, limit: int = EXCERPT) -> tuple[str, list[tuple[int, int]]]:
+    """A short, one-line excerpt of ``text`` around the question's terms, and the spans in it of the
+    words that match a term of the question (same stem): the part of the passage that holds most
+    of them, cut at words, with "…" where text was left out."""
+    from c1.agent.corpus import content_terms
+    from c1.corpus.lexical import stems
+
+    flat = sx.readable(text)
+    wanted = {s for t in content_terms(question) for s in (stems(t) or [t])}
+    words = [(m.start(), m.end()) for m in re.finditer(r"[\w'’$%.,-]*\w", flat)]
+    marks = [(a, b) for a, b in words if set(stems(flat[a:b])) & wanted]
+    if len(flat) > limit:
+        best_start, best_hits = 0, -1
+        for a, _ in [(0, 0)] + marks:  # the window of ``limit`` characters holding most marked words
+            start = max(0, a - limit // 5) if a else 0
+            hits = sum(1 for m in marks if start <= m[0] and m[1] <= start + limit)
+            if hits > best_hits:
+                best_start, best_hits = start, hits
+        start = best_start
+        if start:
+            start = flat.find(" ", start) + 1 or start
+        end = start + limit
+        if end < len(flat):
+            end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
+        pre, post = ("…" if start else ""), ("…" if end < len(flat) else "")
+        shown = pre + flat[start:end].strip() + post
+        shift = len(pre) - start - (len(flat[start:end]) - len(flat[start:end].lstrip()))
+        marks = [(a + shift, b + shift) for a, b in marks if start <= a and b <= end]
+        return shown, marks
+    return flat, marks
