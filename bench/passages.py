@@ -17,7 +17,9 @@ Systems, side by side (the same questions, the same index):
 
 Measures (per question, then averaged):
 
-  hit@top   a gold span overlaps what is handed over for the top document (legal)
+  gold1     the top document is the gold one
+  hit@top   a gold span overlaps what is handed over for the top document (legal); |gold1: among
+            the questions whose top document is the gold one
   hit       a gold span overlaps anything handed over
   page      a gold page is among the pages of what is handed over for the gold filing (financebench)
   prec      gold characters handed over / characters handed over (overlaps counted once)
@@ -164,7 +166,8 @@ def measure(q: dict, handed: list[dict], justification: tuple[str, tuple[int, in
                 why = bool(pages_of(top["meta"], span[0], span[1], None) & q["pages"])
         else:
             why = False
-    return {"hit_top": hit_top, "hit": hit, "page": page, "prec": gold_chars / chars if chars else 0.0,
+    first = bool(handed) and is_gold(handed[0]["path"], q["gold"])
+    return {"hit_top": hit_top, "gold_first": first, "hit_top_if_first": hit_top if first else None, "hit": hit, "page": page, "prec": gold_chars / chars if chars else 0.0,
             "recall": gold_chars / gold_total if gold_total else 0.0, "n": n, "n_top": n_top, "tokens": tokens, "why": why}
 
 
@@ -207,7 +210,8 @@ def original_span(corpus, doc_id: str, text: str) -> tuple[int, int] | None:
     return None
 
 
-def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fresh: bool, budget: int) -> list[dict]:
+def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fresh: bool, budget: int,
+             systems: tuple[str, ...] = ("builtin", "hybrid")) -> list[dict]:
     from c1.agent import passages as P
     from c1.agent.corpus import Corpus
     from c1.config import load_settings
@@ -220,7 +224,9 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
     got = runs(name, settings, corpus, qs, fresh)
     count = P._count
     rows = []
-    for q in qs:
+    for i, q in enumerate(qs, 1):
+        if i % 10 == 0:
+            print(f"  [{name}] passages {i}/{len(qs)}", file=sys.stderr)
         row = got[q["id"]]
         docs = row["documents"]
         meta = {d["id"]: (corpus.doc(d["id"]).meta if corpus.doc(d["id"]) else {}) for d in docs}
@@ -241,6 +247,8 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
                 print(f"scorer {kind}: not available here ({exc})", file=sys.stderr)
                 continue
             for system, ids in (("builtin", [d["id"] for d in docs]), ("hybrid", row["hybrid_docs"])):
+                if system not in systems:
+                    continue
                 t = time.perf_counter()
                 chosen = P.choose(corpus, q["question"], ids, budget, scorer)
                 seconds = time.perf_counter() - t
@@ -259,6 +267,9 @@ def summary(rows: list[dict]) -> dict[str, dict]:
         mine = [r for r in rows if r["system"] == system]
         s = {k: statistics.fmean(float(r[k]) for r in mine) for k in ("hit_top", "hit", "page", "prec", "recall", "n",
                                                                        "n_top", "tokens")}
+        firsts = [r["hit_top_if_first"] for r in mine if r["hit_top_if_first"] is not None]
+        s["hit_if_first"] = statistics.fmean(float(w) for w in firsts) if firsts else float("nan")
+        s["gold_first"] = statistics.fmean(float(r["gold_first"]) for r in mine)
         whys = [r["why"] for r in mine if r["why"] is not None]
         s["why"] = statistics.fmean(float(w) for w in whys) if whys else float("nan")
         secs = [r["seconds"] for r in mine if "seconds" in r]
@@ -274,7 +285,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default="legal,financebench")
     ap.add_argument("--limit", type=int, default=None, help="N questions of each corpus, evenly spaced")
-    ap.add_argument("--scorer", default="terms", help="passage scorers to compare: terms, reranker (comma-separated)")
+    ap.add_argument("--scorer", default="terms", help="passage scorers to compare: terms, lexical, reranker, auto (comma-separated)")
+    ap.add_argument("--systems", default="builtin,hybrid", help="whose documents get passages: builtin, hybrid")
     ap.add_argument("--chunks", type=int, default=5, help="top chunks of the hybrid search, for hybrid-chunks")
     ap.add_argument("--evidence-tokens", type=int, default=DEFAULT_EVIDENCE_TOKENS)
     ap.add_argument("--fresh", action="store_true", help="run the searches again (not the cached runs)")
@@ -284,13 +296,15 @@ def main() -> None:
         if args.build_only:
             print(name, build(name, OUT / f"passages_{name}"))
             continue
-        rows = evaluate(name, args.limit, args.scorer.split(","), args.chunks, args.fresh, args.evidence_tokens)
+        rows = evaluate(name, args.limit, args.scorer.split(","), args.chunks, args.fresh, args.evidence_tokens,
+                        tuple(args.systems.split(",")))
         table = summary(rows)
         print(f"\n{name}: {table[next(iter(table))]['questions']} questions, --evidence-tokens {args.evidence_tokens}")
-        print(f"{'system':<28}{'hit@top':>8}{'hit':>6}{'page':>6}{'prec':>7}{'recall':>7}{'n':>6}{'n@top':>6}"
-              f"{'tokens':>8}{'why':>6}{'s':>6}")
+        print(f"{'system':<28}{'gold1':>6}{'hit@top':>8}{'|gold1':>7}{'hit':>6}{'page':>6}{'prec':>7}{'recall':>7}"
+              f"{'n':>6}{'n@top':>6}{'tokens':>8}{'why':>6}{'s':>6}")
         for system, s in table.items():
-            print(f"{system:<28}{s['hit_top']:>8.3f}{s['hit']:>6.3f}{s['page']:>6.3f}{s['prec']:>7.3f}{s['recall']:>7.3f}"
+            print(f"{system:<28}{s['gold_first']:>6.3f}{s['hit_top']:>8.3f}{s['hit_if_first']:>7.3f}{s['hit']:>6.3f}"
+                  f"{s['page']:>6.3f}{s['prec']:>7.3f}{s['recall']:>7.3f}"
                   f"{s['n']:>6.1f}{s['n_top']:>6.1f}{s['tokens']:>8.0f}{s['why']:>6.3f}{s['s']:>6.2f}")
         OUT.mkdir(parents=True, exist_ok=True)
         with (OUT / "passages.jsonl").open("a") as f:

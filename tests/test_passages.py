@@ -147,3 +147,58 @@ def test_an_excerpt_is_short_one_line_and_marks_the_terms():
     shown, marks = excerpt(text, "How many employees did Coca-Cola have in 2017?", 120)
     assert len(shown) <= 122 and "\n" not in shown and shown.startswith("…")
     assert {shown[a:b] for a, b in marks} >= {"employees", "2017"}
+
+
+COKE = "financebench/pdfs/COCACOLA_2017_10K.pdf"
+EMPLOYEES = "How many employees did Coca-Cola have in 2017?"
+
+
+@pytest.fixture(scope="module")
+def coke(new_c1_env):
+    """The first 12 pages of Coca-Cola's 2017 10-K (page 11: "approximately 61,800 ... employees")."""
+    import pypdf
+
+    shared = shared_data_dir()
+    if not (shared / COKE).is_file():
+        pytest.skip(f"shared test data not found at {shared}")
+    env = new_c1_env("coke")
+    corpus = env.root / "corpus"
+    corpus.mkdir()
+    reader, writer = pypdf.PdfReader(shared / COKE), pypdf.PdfWriter()
+    for page in reader.pages[:12]:
+        writer.add_page(page)
+    with open(corpus / "COCACOLA_2017_10K_pages_1-12.pdf", "wb") as f:
+        writer.write(f)
+    done = env.run("index", corpus, "--quiet")
+    assert done.rc == 0, done.stderr
+    return env
+
+
+def _open(env):
+    from c1.agent.corpus import Corpus
+    from c1.config import load_settings
+
+    return Corpus(load_settings().with_flags(home=env.env["C1_HOME"], daemon=False))
+
+
+def test_read_document_gives_the_page_that_holds_the_figure_first(coke):
+    """Issue 19: the 10-K ranked first, but none of its returned chunks held "61,800" (page 11)."""
+    from c1.agent.context import Context
+    from c1.agent.tools import Tools
+
+    corpus = _open(coke)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        assert doc.n_chunks > 10
+        tools = Tools(corpus, Context(32768), EMPLOYEES)
+        obs = tools.execute("read_document", {"doc_id": doc.doc_id})
+        assert obs.error is None and obs.refs
+        assert obs.refs[0].page == 11, "the likeliest page first"
+        page = [r.id for r in obs.refs if r.page == 11]
+        assert page == [r.id for r in obs.refs[: len(page)]], "its chunks together"
+        assert any("61,800" in c.text for c in corpus.chunks(page))
+        assert len(obs.refs) < doc.n_chunks, "cut to the read budget: the likeliest page first matters"
+        chosen = choose(corpus, EMPLOYEES, [doc.doc_id])[doc.doc_id]
+        assert chosen and "61,800" in chosen[0].text and chosen[0].page == 11
+    finally:
+        corpus.close()

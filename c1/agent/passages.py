@@ -80,14 +80,15 @@ class TermDenseScorer:
 
     K1, B = 1.2, 0.75
 
-    def __init__(self, corpus=None):
+    def __init__(self, corpus=None, dense: bool = True):
         self.corpus = corpus
+        self.dense = dense
 
     def __call__(self, question: str, texts: list[str]) -> list[float]:
         if not texts:
             return []
         lexical = self.terms(question, texts)
-        dense = self.cosines(question, texts)
+        dense = self.cosines(question, texts) if self.dense else None
         if dense is None:
             return lexical
         return [round(0.5 * a + 0.5 * max(0.0, b), 4) for a, b in zip(lexical, dense)]
@@ -144,7 +145,7 @@ class RerankerScorer:
 
 
 def make_scorer(corpus=None, kind: str = "auto") -> Scorer:
-    """The passage scorer: ``terms`` (:class:`TermDenseScorer`), ``reranker`` (the cross-encoder, an
+    """The passage scorer: ``terms`` (:class:`TermDenseScorer`; ``lexical``: its terms alone), ``reranker`` (the cross-encoder, an
     ImportError where c1 has none), or ``auto``: the corpus's reranker where it re-ranks a document's
     chunks (``Corpus.reranks("read")``), else terms."""
     if kind == "reranker":
@@ -153,7 +154,7 @@ def make_scorer(corpus=None, kind: str = "auto") -> Scorer:
         return RerankerScorer(make_reranker("onnx", None).score)
     if kind == "auto" and hasattr(corpus, "score_passages") and corpus.reranks("read"):
         return RerankerScorer(corpus.score_passages, TermDenseScorer(corpus))
-    return TermDenseScorer(corpus)
+    return TermDenseScorer(corpus, dense=kind != "lexical")
 
 
 # --- candidates --------------------------------------------------------------------------------------
