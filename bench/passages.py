@@ -211,7 +211,7 @@ def original_span(corpus, doc_id: str, text: str) -> tuple[int, int] | None:
 
 
 def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fresh: bool, budget: int,
-             systems: tuple[str, ...] = ("builtin", "hybrid")) -> list[dict]:
+             systems: tuple[str, ...] = ("builtin", "hybrid"), options: dict | None = None) -> list[dict]:
     from c1.agent import passages as P
     from c1.agent.corpus import Corpus
     from c1.config import load_settings
@@ -223,6 +223,7 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
     qs = sample(questions(name), limit)
     got = runs(name, settings, corpus, qs, fresh)
     count = P._count
+    options = options or {}
     rows = []
     for i, q in enumerate(qs, 1):
         if i % 10 == 0:
@@ -246,11 +247,13 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
             except ImportError as exc:
                 print(f"scorer {kind}: not available here ({exc})", file=sys.stderr)
                 continue
+            confidence = {d["id"]: d.get("score") or 0.0 for d in docs}
             for system, ids in (("builtin", [d["id"] for d in docs]), ("hybrid", row["hybrid_docs"])):
                 if system not in systems:
                     continue
                 t = time.perf_counter()
-                chosen = P.choose(corpus, q["question"], ids, budget, scorer)
+                chosen = P.choose(corpus, q["question"], ids, budget, scorer,
+                                  weights=confidence if system == "builtin" else None, **options)
                 seconds = time.perf_counter() - t
                 handed = [{"path": corpus.doc(d).path, "meta": corpus.doc(d).meta,
                            "spans": [(p.start, p.end, p.page, p.text) for p in chosen[d]]} for d in ids]
@@ -289,6 +292,8 @@ def main() -> None:
     ap.add_argument("--systems", default="builtin,hybrid", help="whose documents get passages: builtin, hybrid")
     ap.add_argument("--chunks", type=int, default=5, help="top chunks of the hybrid search, for hybrid-chunks")
     ap.add_argument("--evidence-tokens", type=int, default=DEFAULT_EVIDENCE_TOKENS)
+    ap.add_argument("--per-doc", default=None, help="passages of the first document and of each other, e.g. 5,1")
+    ap.add_argument("--keep", type=float, default=None, help="share of the best score a kept passage needs")
     ap.add_argument("--fresh", action="store_true", help="run the searches again (not the cached runs)")
     ap.add_argument("--build-only", action="store_true")
     args = ap.parse_args()
@@ -296,8 +301,13 @@ def main() -> None:
         if args.build_only:
             print(name, build(name, OUT / f"passages_{name}"))
             continue
+        options = {}
+        if args.per_doc:
+            options["per_doc"] = tuple(int(x) for x in args.per_doc.split(","))
+        if args.keep is not None:
+            options["keep"] = args.keep
         rows = evaluate(name, args.limit, args.scorer.split(","), args.chunks, args.fresh, args.evidence_tokens,
-                        tuple(args.systems.split(",")))
+                        tuple(args.systems.split(",")), options)
         table = summary(rows)
         print(f"\n{name}: {table[next(iter(table))]['questions']} questions, --evidence-tokens {args.evidence_tokens}")
         print(f"{'system':<28}{'gold1':>6}{'hit@top':>8}{'|gold1':>7}{'hit':>6}{'page':>6}{'prec':>7}{'recall':>7}"

@@ -2,20 +2,21 @@
 a token budget — and the one sentence that justifies the document.
 
 A run sees whole chunks (~2,000 characters each, dozens per question); the answer to a question is
-a clause, a row, a sentence. For each returned document (in rank order):
+a clause, a row, a sentence. For the returned documents (in rank order):
 
-1. its chunks are ranked against the question (:func:`rank_in_document`: the corpus's similarity
-   of the stored vectors fused by RRF with BM25 among the document's own chunks) and the best few
-   are opened (``CHUNKS``: more for the first
-   document, which is the one the question is most likely about);
-2. their sentences (:mod:`c1.agent.sentences`; headers, greetings, signatures and separators left
-   out) are grouped into windows of consecutive sentences up to ``WINDOW_CHARS``;
-3. every window of every document is scored against the question by one :data:`Scorer`
-   (``(question, [texts]) -> scores``): the cross-encoder reranker when one is available, else the
-   term and embedding evidence c1 already has (:class:`TermDenseScorer`);
-4. windows are taken best first — none overlapping another taken from its document, at most
-   ``PER_DOC`` a document, none far below the question's best (``KEEP``) — until the budget
-   (``--evidence-tokens``) is spent; overlapping or touching picks of one document are merged.
+1. each document's chunks are ranked against the question (:func:`rank_in_document`: the stored
+   vectors' similarity fused by RRF with BM25 among the document's own chunks) and opened: all of
+   the first document's (``CHUNKS``), the best two of each other's;
+2. their readable sentences (:mod:`c1.agent.sentences`: no headers, greetings, signatures or
+   separators) are ranked by BM25 among the document's own sentences, so that the words its every
+   page repeats (the company, the parties) count for nothing; the best of them (``SHORTLIST``) and
+   those of its best chunks (``LEAD_CHUNKS``) are scored by one :data:`Scorer`
+   (``(question, [texts]) -> scores`` in [0, 1]): the cross-encoder where the corpus re-ranks a
+   document's chunks, else terms and the embedder's cosine (:class:`TermDenseScorer`);
+3. sentences are taken best first, each weighted by its document's confidence relative to the first
+   document's: each grows into a passage with its neighbours that score nearly as well (up to
+   ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document, none
+   under ``KEEP`` of the best, until the budget (``--evidence-tokens``) is spent.
 
 The justification of a document is the best readable sentence of its best passage, shown without
 markup; a table row with its column names. Within a run (before passages exist) the built-in policy
@@ -172,6 +173,34 @@ class _Sentence:
     score: float = 0.0
 
 
+def within(corpus, question: str, doc_id: str) -> str:
+    """The question as it reads inside one long document: without the names that the document's
+    identity holds (its title, file-name words, first page: ``Corpus.identity``). "Consider the
+    Maintenance Agreement between Universal Access, Inc. and CityNet; what is the governing law?"
+    names the contract; inside it, the parties are in every other sentence and only "what is the
+    governing law?" tells one clause from another ("How many employees did Coca-Cola have": its
+    10-K says Coca-Cola on every page). A one-chunk document, or a question left with no content
+    word, keeps the question whole."""
+    from c1.agent.corpus import content_terms
+
+    rec = corpus.doc(doc_id) if hasattr(corpus, "doc") else None
+    if rec is None or rec.n_chunks <= 1 or not hasattr(corpus, "identity"):
+        return question
+    from c1.agent.identity import asked
+
+    wanted = asked(question)
+    if not wanted.names:
+        return question
+    ident = corpus.identity(doc_id)
+    out = question
+    for phrase in wanted.names:
+        if ident.has_name(phrase, phrase[0] in wanted.acronyms):
+            pattern = r"(?<!\w)" + r"\W{0,3}".join(re.escape(w) for w in phrase) + r"(?:['’]s)?(?!\w)"
+            out = re.sub(pattern, " ", out, flags=re.IGNORECASE)
+    out = " ".join(out.split())
+    return out if content_terms(out) else question
+
+
 def rank_in_document(corpus, question: str, chunks: list, vector=None) -> list[tuple[object, float]]:
     """A document's ``chunks`` (Chunk objects), best first, each with its similarity to the question
     (``Corpus.rank_chunks``: in [0, 1]). The order is the RRF of that similarity's order and BM25 among
@@ -186,7 +215,7 @@ def rank_in_document(corpus, question: str, chunks: list, vector=None) -> list[t
     if len(chunks) == 1:
         return dense
     similarity = {c.id: s for c, s in dense}
-    terms = TermDenseScorer().terms(question, [c.text for c in chunks])
+    terms = TermDenseScorer().terms(within(corpus, question, chunks[0].doc_id), [c.text for c in chunks])
     lexical = [chunks[i].id for i in sorted(range(len(chunks)), key=lambda i: -terms[i]) if terms[i] > 0]
     by_id = {c.id: c for c in chunks}
     return [(by_id[cid], similarity[cid]) for cid, _ in rrf([[c.id for c, _ in dense], lexical])]
@@ -224,7 +253,8 @@ def evidence_units(text: str) -> list[sx.Unit]:
 def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVIDENCE_TOKENS,
            scorer: Scorer | None = None, count: Callable[[str], int] | None = None,
            chunks: tuple[int, int] = CHUNKS, per_doc: tuple[int, int] = PER_DOC, keep: float = KEEP,
-           window: int = WINDOW_CHARS, shortlist: tuple[int, int] = SHORTLIST) -> dict[str, list[Passage]]:
+           window: int = WINDOW_CHARS, shortlist: tuple[int, int] = SHORTLIST,
+           weights: dict[str, float] | None = None) -> dict[str, list[Passage]]:
     """Each document's passages, best first, all of them together within ``budget`` tokens (0: none).
 
     A document's readable sentences (those of its opened chunks) are ranked by their terms among
@@ -239,7 +269,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     count = count or _count
     vector = corpus.embed_query(question)
     cands: list[_Sentence] = []
-    short: list[_Sentence] = []
+    short: list = []
     records, chunk_of, units_of = {}, {}, {}
     for rank, doc_id in enumerate(doc_ids):
         records[doc_id] = corpus.doc(doc_id)
@@ -263,18 +293,24 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
             continue
         # BM25 among the document's own sentences: a term its every page repeats (the company, the
         # parties) weighs nothing, the one term that singles out the clause weighs most
-        lexical = TermDenseScorer().terms(question, [c.text for c in mine])
+        asked_here = within(corpus, question, doc_id)
+        lexical = TermDenseScorer().terms(asked_here, [c.text for c in mine])
         for c, v in zip(mine, lexical):
             c.score = v
         by_terms = sorted(mine, key=lambda c: -c.score)[: shortlist[0] if rank == 0 else shortlist[1]]
         picked = list({id(c): c for c in by_terms + lead}.values())
-        short += picked
+        short.append((asked_here, picked))
         cands += mine
     if not cands:
         return out
     lexical_of = {id(c): c.score for c in cands}
-    for c, v in zip(short, scorer(question, [c.text for c in short])):
-        c.score = float(v)
+    groups: dict[str, list[_Sentence]] = {}
+    for asked_here, picked in short:  # one scorer call per wording of the question
+        groups.setdefault(asked_here, []).extend(picked)
+    for asked_here, picked in groups.items():
+        for c, v in zip(picked, scorer(asked_here, [c.text for c in picked])):
+            c.score = float(v)
+    short = [c for _, picked in short for c in picked]
     floor = min((c.score for c in short), default=0.0)
     listed = {id(c) for c in short}
     for c in cands:  # below the shortlist: under its worst, in their lexical order
@@ -284,12 +320,16 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     for units in units_of.values():  # a sentence repeated in an overlapping chunk has its one score
         for u in units:
             u.score = by_span.get((u.doc_id, u.start, u.end), 0.0)
-    cands.sort(key=lambda c: (-c.score, c.doc_rank, c.start))
-    best = cands[0].score
+    # a passage counts as much as its document is likely to be wanted: its score times the document's
+    # confidence relative to the first document's (all alike without confidences)
+    top_w = (weights or {}).get(doc_ids[0]) or 0.0
+    factor = {d: (min(1.0, (weights or {}).get(d, 0.0) / top_w) if top_w > 0 else 1.0) for d in doc_ids}
+    cands.sort(key=lambda c: (-c.score * factor[c.doc_id], c.doc_rank, c.start))
+    best = cands[0].score * factor[cands[0].doc_id]
     taken: dict[str, list[Passage]] = {d: [] for d in doc_ids}
     spent = 0
     for c in cands:
-        if c.score < keep * best or spent >= budget:
+        if c.score * factor[c.doc_id] < keep * best or spent >= budget:
             break
         mine = taken[c.doc_id]
         if len(mine) >= (per_doc[0] if c.doc_rank == 0 else per_doc[1]):
@@ -400,7 +440,8 @@ def attach(corpus, question: str, documents: list[dict], budget: int, scorer: Sc
             d["passages"] = []
         return
     scorer = scorer or make_scorer(corpus)
-    chosen = choose(corpus, question, [d["id"] for d in documents], budget, scorer)
+    chosen = choose(corpus, question, [d["id"] for d in documents], budget, scorer,
+                    weights={d["id"]: d.get("score") or 0.0 for d in documents})
     for d in documents:
         got = chosen.get(d["id"], [])
         d["passages"] = [p.to_json() for p in got]
