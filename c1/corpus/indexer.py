@@ -656,7 +656,8 @@ def _open_parts(settings: Settings, manifest: Manifest, embedder: Embedder | Non
             f"collection {settings.collection!r} keeps its vectors in {_describe_store(recorded_where)}, "
             f"not {_describe_store(where)}: use the same --chroma-url, or another --collection"
         )
-    if embedder is not None and recorded and recorded != embedder.name:
+    switch = bool(create and rebuild and embedder is not None and recorded and recorded != embedder.name)
+    if embedder is not None and recorded and recorded != embedder.name and not switch:
         raise C1Error(
             f"collection {settings.collection!r} was indexed with embedder {recorded!r}, not {embedder.name!r}: "
             "use the same --embed-url/--embed-model, or another --collection"
@@ -673,6 +674,9 @@ def _open_parts(settings: Settings, manifest: Manifest, embedder: Embedder | Non
                                   "and rebuilt this collection's vectors; the other collections of this home need "
                                   "`c1 index -c NAME` too"))
         vectors = VectorStore(settings.home, settings.collection, settings.chroma_url, name, create)
+    if switch:  # --rebuild with another embedder: its vectors go before the new name is recorded (never mixed)
+        vectors.reset()
+        recorded = None
     if create and embedder is not None and not recorded:  # bound once the store has opened
         manifest.set_meta("embedder", embedder.name)
         manifest.set_meta("chroma", where)

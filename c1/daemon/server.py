@@ -211,9 +211,10 @@ class Resident:
 
     # shared state -----------------------------------------------------------------------
     def embedder(self, settings):
-        from c1.corpus.embedders import make_embedder
+        from c1.corpus.embedders import builtin_for, make_embedder
 
-        key = (settings.embed_url, settings.embed_model, settings.embed_api_key)
+        builtin = None if settings.embed_url else builtin_for(settings)  # the collection's own
+        key = (settings.embed_url, settings.embed_model, settings.embed_api_key, builtin)
         with self._lock:
             if key not in self._embedders:
                 self._embedders[key] = make_embedder(*key)
@@ -224,7 +225,7 @@ class Resident:
         from c1.agent.corpus import Corpus
 
         key = (settings.collection, settings.chroma_url, settings.embed_url, settings.embed_model,
-               settings.embed_api_key)
+               settings.embed_api_key, settings.rerank)
         with self._lock:
             corpus = self._corpora.get(key)
             if corpus is not None:
