@@ -59,18 +59,16 @@ def corpus_folder(name: str) -> Path:
 
 
 def build(name: str, home: Path) -> dict:
-    """Index the corpus into ``home`` once (reused while built.json names the same embedder)."""
+    """Index the corpus into ``home`` once (with the default embedder; reused after)."""
     from c1.config import load_settings
     from c1.corpus.embedders import make_embedder
     from c1.corpus.indexer import Indexer
 
     settings = load_settings().with_flags(home=str(home), collection=name)
-    embedder = make_embedder(settings.embed_url, settings.embed_model, settings.embed_api_key)
     marker = settings.collection_dir / "built.json"
-    if marker.is_file():
-        built = json.loads(marker.read_text())
-        if built.get("embedder") == embedder.name:
-            return built
+    if marker.is_file():  # searched with the embedder it records (delete the home to build it anew)
+        return json.loads(marker.read_text())
+    embedder = make_embedder(settings.embed_url, settings.embed_model, settings.embed_api_key)
     print(f"indexing {corpus_folder(name)} into {home} (once)", file=sys.stderr)
     report = Indexer(settings, embedder).run([str(corpus_folder(name))])
     built = {"seconds": round(report.seconds, 1), "chunks": report.total_chunks, "documents": report.documents,

@@ -74,3 +74,11 @@ def test_an_overlong_run_is_cut_at_a_word():
     units = split(text)
     assert len(units) > 1 and all(u.end - u.start <= 800 for u in units)
     assert all(text[u.start : u.end].split()[-1] == "word" for u in units)
+
+
+def test_enumerated_clauses_and_signature_blocks():
+    text = "Governing Law. (a) This Agreement is governed by Delaware law. (b) Any action may be brought in Delaware."
+    assert _sentences(text) == ["Governing Law.", "(a) This Agreement is governed by Delaware law.",
+                                "(b) Any action may be brought in Delaware."]
+    block = "LICENSOR: ACME LLC\nBy: /s/ Jeffrey D. Fox\nName: Jeffrey D. Fox\nTitle: Managing Director"
+    assert [k for k, _ in _units(block)][1:] == ["meta", "meta", "meta"]

@@ -38,7 +38,8 @@ NUMBERED = frozenset("section sections article articles clause clauses schedule 
 DOTTED = re.compile(r"(?:[A-Za-z]\.){2,}$")
 """U.S., e.g., i.e., N.A.: letters each with a period."""
 _END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)")
-_STARTS = re.compile(r"[\"'“‘(\[]*[A-Z0-9$€£§¶]")
+_STARTS = re.compile(r"[\"'“‘(\[]*[A-Z0-9$€£§¶]|\((?:[a-z]|[ivx]{1,4})\)\s")
+"""What can start a sentence: a capital, a digit, a quote or bracket before one, or an enumerator "(b) "."""
 _MARKER = re.compile(r"^\s*(?:[-*•‣◦▪–]\s+|(?:\d{1,3}(?:\.\d{1,3})+\.?|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|"
                      r"\(?[ivxlcIVXLC]{1,6}[.)]|\([a-zA-Z0-9]{1,4}\))\s+)")
 """The start of a list item: a bullet, or an enumerator ``1.``, ``2)``, ``(a)``, ``iv.``."""
@@ -46,7 +47,9 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 _META = re.compile(r"^[ \t>]*(?:[A-Z][A-Za-z-]{0,24}(?: [A-Za-z-]{1,20})?):(?:\s|$)")
 _META_NAMES = frozenset("from to cc bcc sent date subject reply-to x-from x-to x-cc x-bcc x-folder x-origin "
                         "x-filename message-id mime-version content-type content-transfer-encoding importance "
-                        "attachments re fw fwd".split())
+                        "attachments re fw fwd by name title its attn attention address phone tel fax email e-mail "
+                        "signature signed".split())
+"""Header fields of mail, and the fields of a form or a signature block ("By:", "Name:", "Title:")."""
 _RULE = re.compile(r"^[\s\W_]*(?:-{3,}|_{3,}|={3,}|\*{3,}|~{3,})|-----\s*original message|forwarded by", re.I)
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|dear|greetings|good (?:morning|afternoon|evening))\b[^.!?]{0,40}[,!:]?\s*$",
                        re.I)
