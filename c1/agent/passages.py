@@ -15,8 +15,9 @@ a clause, a row, a sentence. For the returned documents (in rank order):
    document's chunks, else terms and the embedder's cosine (:class:`TermDenseScorer`);
 3. sentences are taken best first, each weighted by its document's confidence relative to the first
    document's: each grows into a passage with its neighbours that score nearly as well (up to
-   ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document, none
-   under ``KEEP`` of the best, until the budget (``--evidence-tokens``) is spent.
+   ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document (the
+   first document's best five; another's only near the best: ``KEEP``), until the budget
+   (``--evidence-tokens``) is spent.
 
 The justification of a document is the best readable sentence of its best passage, shown without
 markup; a table row with its column names. Within a run (before passages exist) the built-in policy
@@ -41,11 +42,12 @@ CHUNKS = (400, 2)
 """Chunks opened for the first document (all of a 200-page filing), and for each of the others."""
 LEAD_CHUNKS = (2, 1)
 """Of those, the best chunks (by ``rank_in_document``) whose every sentence is scored."""
-PER_DOC = (4, 1)
+PER_DOC = (5, 1)
 """Passages kept for the first document, and for each of the others."""
 KEEP = 0.5
-"""A passage scoring under this share of the question's best passage is not kept."""
-SHORTLIST = (40, 6)
+"""A passage of a document after the first scoring (times its document's relative confidence) under
+this share of the question's best is not kept."""
+SHORTLIST = (48, 6)
 """Sentences scored by the scorer: a document's best by their terms (BM25 among its own sentences),
 with the sentences of its lead chunks (the rest rank below them, by their terms)."""
 
@@ -331,8 +333,10 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     taken: dict[str, list[Passage]] = {d: [] for d in doc_ids}
     spent = 0
     for c in cands:
-        if c.score * factor[c.doc_id] < keep * best or spent >= budget:
+        if spent >= budget:
             break
+        if c.doc_rank and c.score * factor[c.doc_id] < keep * best:
+            continue  # the first document (the likeliest) gives its best whatever they score
         mine = taken[c.doc_id]
         if len(mine) >= (per_doc[0] if c.doc_rank == 0 else per_doc[1]):
             continue
