@@ -40,14 +40,14 @@ WINDOW_CHARS = 700
 """A passage joins consecutive sentences up to this many characters (one longer sentence stands alone)."""
 CHUNKS = (400, 2)
 """Chunks opened for the first document (all of a 200-page filing), and for each of the others."""
-LEAD_CHUNKS = (2, 1)
+LEAD_CHUNKS = (2, 0)
 """Of those, the best chunks (by ``rank_in_document``) whose every sentence is scored."""
 PER_DOC = (5, 1)
 """Passages kept for the first document, and for each of the others."""
 KEEP = 0.5
 """A passage of a document after the first scoring (times its document's relative confidence) under
 this share of the question's best is not kept."""
-SHORTLIST = (48, 6)
+SHORTLIST = (48, 3)
 """Sentences scored by the scorer: a document's best by their terms (BM25 among its own sentences),
 with the sentences of its lead chunks (the rest rank below them, by their terms)."""
 

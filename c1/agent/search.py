@@ -35,6 +35,11 @@ def search_with(corpus: Corpus, settings: Settings, question: str, choice, on_ev
     if tool_names is None:
         tool_names = _tool_names(settings)
     result = run_search(corpus, settings, question, choice.factory, on_event, ToolConfig(names=tool_names), stop=stop)
+    from c1.agent.passages import attach  # the evidence handed over: passages, and a sentence that justifies
+
+    started = time.perf_counter()
+    attach(corpus, question, result.documents, settings.evidence_tokens, replace_justification=result.policy == "builtin")
+    result.stats["passages_seconds"] = round(time.perf_counter() - started, 3)
     result.stats["policy_note"] = choice.note
     if choice.warning:
         result.stats["policy_warning"] = choice.warning
@@ -89,9 +94,6 @@ def run_search(
             justification.setdefault(d["id"], d.get("justification", ""))
     fused = fuse(runs, by_score=scored)[: settings.max_docs]
     documents = [_document(corpus, agents, doc_id, score, justification.get(doc_id, "")) for doc_id, score in fused]
-    from c1.agent.passages import attach  # the evidence handed over: passages, and a sentence that justifies
-
-    attach(corpus, question, documents, settings.evidence_tokens, replace_justification=scored)
     stats = _merge_stats([finished[i].stats for i in sorted(finished)], time.perf_counter() - started)
     stats["stop_reasons"] = [finished[i].stop_reason for i in sorted(finished)]
     policy = agents[0].policy
