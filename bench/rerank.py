@@ -12,7 +12,7 @@ read     read_document's ranking of a document's chunks (Corpus.rank_chunks: 0.7
          document, and whether its first chunk overlaps a gold span (a long contract: the document is
          easy to find, the clause is not). Seconds per document.
 
-policy   the built-in policy end to end (it reads documents) with ``--rerank off`` and ``auto``: the gold
+policy   the built-in policy end to end (it reads documents) with ``--rerank off`` and ``onnx``: the gold
          document at rank 1 and seconds per search.
 
     nice -n 10 python bench/rerank.py --config bge --limit 60
@@ -128,7 +128,7 @@ def read_study(config: str, limit: int, tops: list[int], reranker) -> dict:
 
 
 def policy_study(config: str, corpus: str, limit: int) -> dict:
-    """The built-in policy end to end (it calls read_document), re-ranking off against ``auto``, question by
+    """The built-in policy end to end (it calls read_document), re-ranking off against ``onnx`` (both places), question by
     question in turn (the same load for both): the gold document at rank 1, and seconds per search."""
     from dataclasses import replace
 
@@ -138,7 +138,7 @@ def policy_study(config: str, corpus: str, limit: int) -> dict:
 
     embedder = make(config)
     settings, qs, key, _ = ensure(config, corpus, embedder)
-    corpora = {r: Corpus(replace(settings, rerank=r, max_docs=5), embedder) for r in ("off", "auto")}
+    corpora = {r: Corpus(replace(settings, rerank=r, max_docs=5), embedder) for r in ("off", "onnx")}
     keys = {d.doc_id: key(d) for d in corpora["off"].store.manifest.all_docs()}
     hits = {r: 0 for r in corpora}
     seconds: dict[str, list[float]] = {r: [] for r in corpora}

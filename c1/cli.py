@@ -60,8 +60,8 @@ def _run(fn, *args, **kwargs) -> None:
     except C1Error as exc:
         error(str(exc))
         raise typer.Exit(exc.code) from None
-    except KeyboardInterrupt:
-        error("interrupted")
+    except KeyboardInterrupt as exc:
+        error(str(exc) or "interrupted")  # a command may say what it kept (c1 index)
         _exit_now_if_busy(130)  # a loader thread inside PDFium or ONNX (OCR): finalising under it aborts
         raise typer.Exit(130) from None
     except BrokenPipeError:  # `c1 search ... | head -1`: the reader has what it wanted; stop quietly, as ripgrep does
@@ -125,7 +125,7 @@ def index(
     embedder: EmbedderOpt = None,
     max_file_mb: Annotated[Optional[float], typer.Option("--max-file-mb", help="Skip files larger than this [default: 50].")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any file was skipped.")] = False,
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store).")] = False,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store; the vectors with the default or --embedder model).")] = False,
     ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Then keep the collection fresh as files change, until Ctrl-C (--json: one JSON object per batch).")] = False,
     debounce: Annotated[Optional[float], typer.Option("--debounce", min=0.0, max=60.0, help=f"With --watch: seconds a changed file must stay quiet before it is indexed [default: {DEBOUNCE}].")] = None,
@@ -159,12 +159,13 @@ def status(
     chroma_url: ChromaUrl = None,
     json_out: Json = False,
     no_daemon: NoDaemon = False,
+    evals: Annotated[bool, typer.Option("--eval", help="List the collections `c1 eval` made too.")] = False,
 ) -> None:
     """Show collections: documents, chunks, embedder, store location, and whether the indexes agree."""
     from c1.commands.status import run_status
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, daemon=_daemon_flag(no_daemon))
-    _run(run_status, settings, only=collection, json_out=json_out)
+    _run(run_status, settings, only=collection, json_out=json_out, evals=evals)
 
 
 # rm ------------------------------------------------------------------------------------------
@@ -184,13 +185,14 @@ def rm(
 
 
 # The agent's options, shared by search, serve and mcp ---------------------------------------------
+# Their bounds are c1.config.RANGES, checked with the config file's and the API's (one line, naming the flag).
 PolicyOpt = Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} [default: auto].")]
-Parallel = Annotated[Optional[int], typer.Option("--parallel", "-p", min=1, max=32, help="Independent runs fused with RRF [default: 1].")]
-MaxDocs = Annotated[Optional[int], typer.Option("--max-docs", "-k", min=1, help="Documents to return [default: 10].")]
-Budget = Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")]
-SoftThreshold = Annotated[Optional[float], typer.Option("--soft-threshold", min=0.05, max=1.0, help="Share of the budget past which pruning is urged [default: 0.5].")]
-HardCutoff = Annotated[Optional[float], typer.Option("--hard-cutoff", min=0.1, max=1.0, help="Share of the budget past which only prune_chunks is accepted [default: 0.9].")]
-MaxTurns = Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per run [default: 24].")]
+Parallel = Annotated[Optional[int], typer.Option("--parallel", "-p", help="Independent runs fused with RRF [default: 1].")]
+MaxDocs = Annotated[Optional[int], typer.Option("--max-docs", "-k", help="Documents to return [default: 10].")]
+Budget = Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")]
+SoftThreshold = Annotated[Optional[float], typer.Option("--soft-threshold", help="Share of the budget past which pruning is urged [default: 0.5].")]
+HardCutoff = Annotated[Optional[float], typer.Option("--hard-cutoff", help="Share of the budget past which only prune_chunks is accepted [default: 0.9].")]
+MaxTurns = Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")]
 BaseUrl = Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")]
 ModelName = Annotated[Optional[str], typer.Option("--model", help="Model name on the server [default: the first it lists].")]
 ApiKey = Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")]
@@ -266,6 +268,8 @@ def serve(
     gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization", min=0.1, max=1.0)] = 0.9,
     tensor_parallel_size: Annotated[int, typer.Option("--tensor-parallel-size", min=1)] = 1,
     lora: Annotated[Optional[list[str]], typer.Option("--lora", help="LoRA adapter NAME=PATH (repeatable).")] = None,
+    rollout: Annotated[bool, typer.Option("--rollout", help="Serve as c1 train rl's rollout server: adapters hot-loaded at run time, processed log-probabilities.")] = False,
+    max_lora_rank: Annotated[Optional[int], typer.Option("--max-lora-rank", min=1, help="Largest LoRA rank to serve [default: the adapters', else 16].")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the vLLM command; start nothing.")] = False,
     ready_timeout: Annotated[float, typer.Option("--ready-timeout", help="Seconds to wait for vLLM.")] = 1800.0,
     api_only: Annotated[bool, typer.Option("--api-only", help="Serve only the search API (built-in policy, or --base-url).")] = False,
@@ -284,7 +288,7 @@ def serve(
     from c1.commands.serve import ApiOptions, VllmFlags, run_serve
 
     vllm = VllmFlags(vllm_model, served_model_name, host, port, chroma_port, quantize, gpu_memory_utilization,
-                     tensor_parallel_size, tuple(lora or ()), settings.seed or 0, ready_timeout)
+                     tensor_parallel_size, tuple(lora or ()), settings.seed or 0, ready_timeout, rollout, max_lora_rank)
     api = ApiOptions(api_host, api_port, token, max_concurrency, timeout, max_body, verbose)
     _run(run_serve, settings, vllm, api, dry_run=dry_run, json_out=json_out, api_only=api_only, no_api=no_api)
 
@@ -375,8 +379,8 @@ def train_collect(
     api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
     reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high (gpt-oss).")] = None,
     temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
-    max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per run [default: 24].")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")] = None,
     runs: Annotated[int, typer.Option("--runs", min=1, max=64, help="Runs per task.")] = 4,
     workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Tasks in flight.")] = 1,
     low_rate: Annotated[float, typer.Option("--low-rate", min=0.0, max=1.0, help="Keep rate of lower-recall runs at the thresholds (falls with recall).")] = 0.5,
@@ -446,10 +450,10 @@ def train_rl(
     renderer: Renderer = "auto",
     reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high: the harmony system message.")] = None,
     start_date: StartDate = None,
-    vllm_url: Annotated[Optional[str], typer.Option("--vllm-url", help="vLLM server for rollouts (--enable-lora, runtime LoRA updating); default: generate in process.")] = None,
+    vllm_url: Annotated[Optional[str], typer.Option("--vllm-url", help="vLLM server for rollouts (start it with c1 serve --rollout); default: generate in process.")] = None,
     vllm_model: Annotated[Optional[str], typer.Option("--vllm-model", help="Base model name on the vLLM server [default: --model].")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
-    max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per rollout [default: 24].")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per rollout [default: 24].")] = None,
     epochs: Annotated[int, typer.Option("--epochs", min=1, help="Passes over the tasks (β anneals 4 → 2 across them).")] = 3,
     group_size: Annotated[int, typer.Option("--group-size", min=2, help="Rollouts per task (advantages are relative to the group).")] = 8,
     queries_per_step: Annotated[int, typer.Option("--queries-per-step", min=1, help="Tasks per step.")] = 16,
@@ -512,10 +516,10 @@ def _eval_command(dataset: str, summary: str):
         docs: Annotated[Optional[str], typer.Option("--docs", help="financebench: the folder of PDFs [default: pdfs/ beside PATH].")] = None,
         no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not draw plot.png.")] = False,
         policy: Annotated[Optional[str], typer.Option("--policy", help=f"Policy when --systems is not given: {POLICY_HELP} [default: auto].")] = None,
-        parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", min=1, max=32, help="Parallel runs for policies given without @N [default: 1].")] = None,
-        max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", min=1, help="Documents returned per question, by every system [default: 10].")] = None,
-        budget: Annotated[Optional[int], typer.Option("--budget", min=1024, help="Context budget in tokens [default: 32768].")] = None,
-        max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Turn limit per run [default: 24].")] = None,
+        parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", help="Parallel runs for policies given without @N [default: 1].")] = None,
+        max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", help="Documents returned per question, by every system [default: 10].")] = None,
+        budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
+        max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")] = None,
         base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")] = None,
         model: Annotated[Optional[str], typer.Option("--model", help="Model name on the server.")] = None,
         api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
@@ -571,6 +575,35 @@ def eval_compare(
     _run(run_compare_command, a, b, json_out=json_out)
 
 
+# completions ---------------------------------------------------------------------------------
+@app.command()
+def completions(
+    shell: Annotated[str, typer.Argument(help="bash, zsh or fish.")],
+) -> None:
+    """Print the shell completion script (commands, options, --policy and other values, collection names).
+
+    bash: c1 completions bash > ~/.local/share/bash-completion/completions/c1
+    zsh: c1 completions zsh > ~/.zfunc/_c1 (with ~/.zfunc on $fpath, then compinit)
+    fish: c1 completions fish > ~/.config/fish/completions/c1.fish
+    """
+    from c1.errors import C1Error
+
+    def body() -> int:
+        from c1.docs_gen import SHELLS, completion_script
+
+        if shell not in SHELLS:
+            raise C1Error(f"no completion for {shell!r}: bash, zsh or fish")
+        if _FULL is not None:  # the generator reads every command, which _build_only left out
+            app.registered_commands, app.registered_groups = _FULL
+        sys.stdout.write(completion_script(shell))
+        return 0
+
+    _run(body)
+
+
+_FULL = None
+
+
 def main() -> None:
     _build_only(sys.argv[1:2])
     app()
@@ -588,6 +621,8 @@ def _build_only(first: list[str]) -> None:
     commands = [c for c in app.registered_commands if (c.name or get_command_name(c.callback.__name__)) == first[0]]
     groups = [g for g in app.registered_groups if g.name == first[0]]
     if commands or groups:
+        global _FULL
+        _FULL = (app.registered_commands, app.registered_groups)
         app.registered_commands = commands
         app.registered_groups = groups
 

@@ -72,7 +72,7 @@ class Settings:
     def with_flags(self, **flags: Any) -> "Settings":
         """Apply command-line values; ``None`` means "flag not given"."""
         given = {k: _coerce(k, v, _flag(k)) for k, v in flags.items() if v is not None and v != ()}
-        return replace(self, **given)
+        return check_together(replace(self, **given))
 
 
 _FIELDS = {f.name: f for f in fields(Settings)}
@@ -91,24 +91,71 @@ def collection_name_problem(name: str) -> str | None:
             "starting and ending with a letter or digit")
 
 
+EVAL_COLLECTION = re.compile(r"eval-.+-q?[0-9a-f]{16}")
+"""The collections ``c1 eval`` makes (c1/eval/runner.py ``collection_name``): ``eval-<dataset>-<hash>``."""
+
+
+def is_eval_collection(name: str) -> bool:
+    """Whether ``name`` is a collection of ``c1 eval``'s (kept apart from the user's in listings)."""
+    return EVAL_COLLECTION.fullmatch(name) is not None
+
+
 RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     # name: (minimum, maximum, minimum excluded)
     "max_file_mb": (0, None, True),
     "chunk_tokens": (32, None, False),
     "chunk_overlap": (0, None, False),
-    "budget": (1024, None, False),
+    "budget": (1024, 1_048_576, False),
     "soft_threshold": (0.05, 1.0, False),
     "hard_cutoff": (0.1, 1.0, False),
-    "max_turns": (1, None, False),
-    "max_docs": (1, None, False),
+    "max_turns": (1, 256, False),
+    "max_docs": (1, 100, False),
     "evidence_tokens": (0, None, False),
     "parallel": (1, 32, False),
     "temperature": (0, None, False),
     "max_tokens": (1, None, False),
     "daemon_idle": (0, None, True),
 }
-"""The same bounds as the command-line flags: a value from the config file or a ``C1_*`` variable
-must pass them too (``C1_PARALLEL=1000`` would otherwise start a thousand agents)."""
+"""The bounds of every setting, whoever gives it: the command-line flags (c1/cli.py), the config file
+and ``C1_*`` variables (``C1_PARALLEL=1000`` would otherwise start a thousand agents), the search API
+and MCP (c1/serve/api.py): one set of limits."""
+
+MAX_QUERY_CHARS = 4000
+"""The longest question, on the command line, in ``--batch`` and through the API."""
+
+MIN_ROOM = 512
+"""Tokens that ``budget × hard_cutoff`` must leave: the built-in policy's instructions and a short question
+take 407-465 (measured with ``c1 search --json``: ``stats.tokens.context_peak``), a search result needs room
+beside them; below this every search ended in "nothing found" (``errors: 1``)."""
+
+
+def bounds(name: str) -> tuple[float | None, float | None]:
+    """(minimum, maximum) of a setting, for a flag's ``min=``/``max=`` and the API's checks."""
+    low, high, _ = RANGES[name]
+    return low, high
+
+
+def query_problem(query: str) -> str | None:
+    """Why a question cannot be searched, or None."""
+    if not query.strip():
+        return "the question is empty"
+    if len(query) > MAX_QUERY_CHARS:
+        return f"the question is {len(query):,} characters long; at most {MAX_QUERY_CHARS:,} are searched"
+    return None
+
+
+def check_together(settings: "Settings") -> "Settings":
+    """Settings that are each valid but not together: one line saying which and why."""
+    soft, hard = settings.soft_threshold, settings.hard_cutoff
+    room = int(settings.budget * hard)
+    if room < MIN_ROOM:
+        raise C1Error(f"budget {settings.budget} × hard cutoff {hard:g} leaves {room} tokens, less than the {MIN_ROOM} "
+                      "that the instructions, the question and one result need: raise --budget or --hard-cutoff")
+    if soft > hard:
+        raise C1Error(f"soft threshold {soft:g} is above hard cutoff {hard:g}: pruning is urged past the soft "
+                      "threshold, before the hard cutoff accepts nothing else (--soft-threshold, --hard-cutoff)")
+    return settings
+
 
 DEBOUNCE = 0.5
 """Seconds a changed file must stay quiet before ``c1 index --watch`` indexes it (the default of --debounce)."""
@@ -146,6 +193,27 @@ def _check(name: str, value: Any) -> str | None:
     return None
 
 
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is not a server's URL (``http(s)://host[:port][/path]``, or ``host:port``), or None.
+    A bare word is refused: it was taken for ``http://notaurl/v1`` and failed later as a server that is down."""
+    from urllib.parse import urlsplit
+
+    text = str(url).strip()
+    bare = "://" not in text
+    try:
+        parts = urlsplit("http://" + text if bare else text)
+        port = parts.port
+    except ValueError:
+        return "is not a URL like http://127.0.0.1:8000/v1 (bad port)"
+    if parts.scheme not in ("http", "https"):
+        return f"is not a URL like http://127.0.0.1:8000/v1 (scheme {parts.scheme!r})"
+    if any(c.isspace() for c in text):
+        return "is not a URL like http://127.0.0.1:8000/v1 (it holds a space)"
+    if not parts.hostname or (bare and port is None):
+        return "is not a URL like http://127.0.0.1:8000/v1 (give the scheme, or host:port)"
+    return None
+
+
 def _coerce(name: str, value: Any, source: str) -> Any:
     """``value`` converted to the field's type and checked; errors name the setting and ``source``
     (the flag, the ``C1_*`` variable or the config file) in one line."""
@@ -156,9 +224,12 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         if name == "home":
             return Path(value).expanduser()
         if name == "base_urls":
-            if isinstance(value, str):
-                return tuple(u.strip() for u in value.split(",") if u.strip())
-            return tuple(value)
+            urls = tuple(u.strip() for u in value.split(",") if u.strip()) if isinstance(value, str) else tuple(value)
+            for url in urls:
+                if problem := url_problem(url):
+                    raise C1Error(f"--base-url {url!r} {problem} ({source})" if source != "--base-url"
+                                  else f"--base-url {url!r} {problem}")
+            return urls
         if kind == "bool":
             typed: Any = _boolean(value)
         elif "int" in kind and "float" not in kind:
@@ -221,6 +292,8 @@ def _from_env() -> dict[str, Any]:
 
 
 def load_settings() -> Settings:
+    """Defaults < config file < ``C1_*``; checked together once the flags are applied (:meth:`Settings.with_flags`:
+    a flag may mend what the file set), except the chunking, which no search flag changes."""
     settings = Settings(**{**_from_file(config_path()), **_from_env()})
     if settings.chunk_overlap * 2 > settings.chunk_tokens:
         raise C1Error(f"setting 'chunk_overlap': {settings.chunk_overlap} must be at most half of chunk_tokens "

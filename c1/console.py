@@ -28,6 +28,15 @@ def escape(value) -> str:
     return rich_escape(str(value))
 
 
+_CONTROLS = {i: f"\\x{i:02x}" for i in (*range(32), *range(127, 160))} | {9: "\\t", 10: "\\n", 13: "\\r",
+                                                                        0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def printable(value) -> str:
+    """``value`` on one line: control characters (a newline in a file name) as escapes, ``\\n``."""
+    return str(value).translate(_CONTROLS)
+
+
 def error(message: str) -> None:
     err().print(f"[bold red]c1: error:[/] {escape(message)}", highlight=False, soft_wrap=True)
 

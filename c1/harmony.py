@@ -1,11 +1,28 @@
-"""Chat messages → harmony messages, as vLLM's chat-completions path renders them for gpt-oss.
+"""Chat messages → harmony messages and tokens, as vLLM's chat-completions path renders them for
+gpt-oss: the one place where c1 spells harmony.
 
 A system message (model identity, reasoning effort, conversation start date); a developer message
 holding the leading system prompt as instructions and the tools as a ``functions`` namespace;
 assistant tool calls as ``commentary`` messages to ``functions.NAME`` with a JSON content type,
 reasoning on the ``analysis`` channel, answers on ``final``; tool results from ``functions.NAME``
-to the assistant. Shared by the context's token count (:mod:`c1.agent.context`) and training's
-renderer (:mod:`c1.train.render`), so both count and render exactly what the server is sent.
+to the assistant. Shared by the context's token count (:mod:`c1.agent.context`), SFT's samples and
+RL's prompts (:mod:`c1.train.render`), so all three count and render exactly what the server is sent.
+
+**One spelling.** History is rendered by the official ``openai-harmony`` library, as vLLM renders
+it (``<|start|>assistant to=functions.X<|channel|>commentary json<|message|>…<|call|>``). A
+completion — what a training sample teaches and what the RL trainer scores — is rendered by the
+same library (:func:`completion_ids`), so that turn k's prompt plus its completion is, token for
+token, the start of turn k+1's prompt: a trajectory packs into one sequence
+(:func:`c1.train.cispo.pack_turns`). gpt-oss also accepts the published model-output spelling
+(``<|channel|>commentary to=functions.X <|constrain|>json``); both parse the same.
+
+**One call per completion.** ``<|call|>`` ends a gpt-oss generation: it is in the model's
+``generation_config.json`` ``eos_token_id`` (200012 beside ``<|return|>`` and ``<|endoftext|>``),
+vLLM adds those ids to every request's stop tokens, its chat template emits one function call per
+generation, and c1's RL sampler stops there too. A reply with several calls is therefore several
+generations, each call answered before the next is generated (:func:`split_calls`): that is how a
+teacher's multi-call turn is taught, how the trained model is sampled in RL, and what it does when
+served. (Chat-template models — Qwen's ``<tool_call>`` blocks — keep several calls in one reply.)
 """
 
 from __future__ import annotations
@@ -66,6 +83,81 @@ def assistant(msg: dict, generation_order: bool = False) -> list:
     if content:
         out.append(h.Message.from_role_and_content(A, content).with_channel("final"))
     return out
+
+
+def split_calls(messages: list[dict]) -> list[dict]:
+    """Each assistant message with several tool calls → one message per call, each followed by the
+    tool message that answers it: the history a gpt-oss model has when it makes those calls one
+    generation at a time. The reasoning and any preamble stay with the first call; tool messages
+    that answer no call of the message keep their place after the last."""
+    out: list[dict] = []
+    i = 0
+    while i < len(messages):
+        m = messages[i]
+        calls = m.get("tool_calls") or [] if m.get("role") == "assistant" else []
+        if len(calls) < 2:
+            out.append(m)
+            i += 1
+            continue
+        j = i + 1
+        while j < len(messages) and messages[j].get("role") == "tool":
+            j += 1
+        results = messages[i + 1:j]
+        by_id = {r.get("tool_call_id"): r for r in results}
+        for k, c in enumerate(calls):
+            out.append(one_call(m, k))
+            if c.get("id") in by_id:
+                out.append(by_id.pop(c.get("id")))
+        out += [r for r in results if r.get("tool_call_id") in by_id]
+        i = j
+    return out
+
+
+def one_call(msg: dict, k: int) -> dict:
+    """Call ``k`` of an assistant message as a message of its own (reasoning and preamble on call 0)."""
+    part = {"role": "assistant", "content": msg.get("content") if k == 0 else "", "tool_calls": [msg["tool_calls"][k]]}
+    reasoning = msg.get("reasoning") or msg.get("reasoning_content")
+    if k == 0 and reasoning:
+        part["reasoning"] = reasoning
+    return part
+
+
+def prompt_ids(messages: list[dict], tools: list[dict], reasoning_effort: str | None = None,
+               start_date: str | None = None) -> list[int]:
+    """The request as token ids, ending with ``<|start|>assistant`` (what vLLM feeds the model)."""
+    h, enc = harmony()
+    conv = h.Conversation.from_messages(convert(messages, tools, reasoning_effort, start_date))
+    return list(enc.render_conversation_for_completion(conv, h.Role.ASSISTANT))
+
+
+def completion_ids(reply: dict) -> list[int]:
+    """An assistant turn as the model generates it after the prompt's ``<|start|>assistant``: its
+    messages in generation order (analysis first), each rendered by the library exactly as history
+    renders it later; a call ends with ``<|call|>``, a final answer with ``<|return|>``."""
+    enc = harmony()[1]
+    ids: list[int] = []
+    for m in assistant(reply, generation_order=True):
+        ids += enc.render(m)
+    end, ret = _special("<|end|>"), _special("<|return|>")
+    if ids and ids[-1] == end:  # the turn's last message ends it: <|return|> (a call already ends in <|call|>)
+        ids[-1] = ret
+    start = _start_assistant()
+    if ids[:len(start)] != start:
+        raise ValueError("harmony rendering did not start with <|start|>assistant")
+    return ids[len(start):]
+
+
+def stop_ids() -> list[int]:
+    """The tokens that end a gpt-oss generation: ``<|return|>`` and ``<|call|>``."""
+    return list(harmony()[1].stop_tokens_for_assistant_actions())
+
+
+def _special(text: str) -> int:
+    return harmony()[1].encode(text, allowed_special="all")[0]
+
+
+def _start_assistant() -> list[int]:
+    return harmony()[1].encode("<|start|>assistant", allowed_special="all")
 
 
 def message(msg: dict, tool_name: str = "") -> list:

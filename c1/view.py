@@ -124,6 +124,8 @@ class LiveView:
         elif isinstance(e, ev.BudgetWarning):
             style = "red" if e.level == "hard" else "yellow"
             out.print(Text(f"  ! context past the {e.level} limit: {e.used:,}/{e.budget:,}", style=style))
+        elif isinstance(e, ev.ReplyTruncated):
+            out.print(Text(f"  ! {truncated_text(e)}", style="yellow"))
         elif isinstance(e, ev.RunError):
             out.print(Text(f"  error: {e.message}", style="bold red"))
         elif isinstance(e, ev.Finished):
@@ -212,6 +214,8 @@ class _Panels:
             run.calls.append(Text(f"✂ {len(e.chunks)} chunks, freed {e.freed:,}", style="red"))
         elif isinstance(e, ev.BudgetWarning):
             run.warning = f"past the {e.level} limit"
+        elif isinstance(e, ev.ReplyTruncated):
+            run.warning = "reply cut at its token cap"
         elif isinstance(e, ev.RunError):
             run.calls.append(Text(f"error: {e.message[:70]}", style="bold red"))
         elif isinstance(e, ev.Finished):
@@ -275,3 +279,9 @@ class _Panels:
             live.update(self.render())
             live.stop()
             atexit.unregister(self.close)
+
+
+def truncated_text(e) -> str:
+    cap = f" at its {e.cap:,}-token cap" if e.cap else ""
+    return (f"the model's reply was cut{cap} before it finished: no answer; "
+            f"returning the {e.documents} document(s) it was shown")

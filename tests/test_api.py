@@ -149,7 +149,7 @@ def test_sse_stream(api, hotpot_index: HotpotIndex):
     ({"query": 5}, 400, "'query' must be a string"),
     ({"query": "x", "max_docs": "3"}, 400, "'max_docs' must be an integer"),
     ({"query": "x", "max_docs": True}, 400, "'max_docs' must be an integer"),
-    ({"query": "x", "parallel": 0}, 400, "between 1 and 16"),
+    ({"query": "x", "parallel": 0}, 400, "between 1 and 32"),
     ({"query": "x", "stream": "yes"}, 400, "'stream' must be a boolean"),
     ({"query": "x", "policy": "magic"}, 400, "auto, llm or builtin"),
     ({"query": "x", "k": 3}, 400, "unknown field(s) k"),
@@ -292,3 +292,42 @@ def test_the_cached_policy_choice_is_the_one_for_the_requests_budget(tmp_path):
     service = SearchService(settings, max_concurrency=1)
     assert service.choice(settings).factory(0).prune_below == 0.0
     assert service.choice(replace(settings, budget=SMALL_BUDGET)).factory(0).prune_below == PRUNE_BELOW
+
+
+def test_a_failing_model_server_is_502_with_its_reason(hotpot_index: HotpotIndex):
+    """The model server lists its model but answers chat requests with HTTP 500: a bad gateway
+    naming the server and its reason (JSON and SSE), never a 200 with no documents."""
+    from llm_server import ScriptedServer, Step
+
+    with ScriptedServer(default=Step(500, {"error": {"message": "engine died"}})) as model:
+        settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(model.base_url,), max_turns=3)
+        srv = Running(make_server(settings, port=0, timeout_s=120))
+        try:
+            resp = post(srv.url, {"query": "who drummed for Rush?"})
+            assert resp.status_code == 502, resp.text
+            message = resp.json()["error"]["message"]
+            assert "HTTP 500: engine died" in message and model.base_url in message
+            with httpx.stream("POST", srv.url + "/v1/search", json={"query": "who drummed for Rush?", "stream": True},
+                              timeout=120) as stream:
+                text = "".join(stream.iter_text())
+            last = json.loads(text.strip().split("\n\n")[-1].split("data: ", 1)[1])
+            assert last["code"] == 502 and "engine died" in last["message"]
+            assert srv.service.busy == 0
+        finally:
+            srv.close()
+
+
+def test_a_budget_beyond_the_served_window_is_refused_naming_it(hotpot_index: HotpotIndex):
+    """``c1 serve`` knows vLLM's window: a request asking for a larger budget is a 400 that names it
+    (it used to reach vLLM and fail mid-run with its 400); within the window it runs."""
+    srv = Running(make_server(Settings(home=hotpot_index.home, policy="builtin", max_turns=2), port=0,
+                              max_budget=32768))
+    try:
+        too_big = post(srv.url, {"query": "who drummed for Rush?", "budget": 65536, "policy": "llm"})
+        assert too_big.status_code == 400
+        assert "32768" in too_big.json()["error"]["message"] and "65536" in too_big.json()["error"]["message"]
+        assert srv.service.busy == 0
+        ok = post(srv.url, {"query": "who drummed for Rush?", "budget": 32768})
+        assert ok.status_code == 200, ok.text
+    finally:
+        srv.close()

@@ -151,6 +151,19 @@ def test_status_when_the_server_is_down_shows_the_reason_and_the_other_collectio
     assert f"default: cannot reach the Chroma server at {url}" in " ".join(plain.stderr.split())
 
 
+def test_status_with_a_dead_chroma_url_leaves_embedded_collections_healthy(c1_home, run_c1, enron_folder):
+    """`c1 status --chroma-url <dead>` marked every healthy embedded collection BROKEN."""
+    corpus = enron_folder(1, smallest=True)
+    assert run_c1("index", corpus, "--quiet").rc == 0
+    url = f"http://127.0.0.1:{free_port()}"
+    status = run_c1("status", "--chroma-url", url, "--json")
+    assert status.rc == 0, status.stdout
+    (row,) = status.json()["collections"]
+    assert row["consistent"] is True and "error" not in row and row["store"] == str(c1_home / "chroma")
+    plain = run_c1("status", "--chroma-url", url)
+    assert plain.rc == 0 and "BROKEN" not in plain.stdout + plain.stderr
+
+
 def test_a_mistyped_chroma_url_does_not_bind_or_break_anything(c1_home, run_c1, enron_folder):
     corpus = enron_folder(1, smallest=True)
     assert run_c1("index", corpus, "--quiet").rc == 0
@@ -184,8 +197,8 @@ def test_a_collection_stays_on_its_store(chroma_server, c1_home, run_c1, enron_f
     corpus = enron_folder(2, smallest=True)
     assert run_c1("index", corpus, "--quiet").rc == 0  # embedded
     run_c1("index", corpus, "--chroma-url", chroma_server).assert_one_line_error(2, "embedded store", chroma_server)
-    wrong = run_c1("status", "--chroma-url", chroma_server, "--json")
-    assert wrong.rc == 1 and "embedded store" in wrong.json()["collections"][0]["error"]
+    elsewhere = run_c1("status", "--chroma-url", chroma_server, "--json")  # status looks where each one lives
+    assert elsewhere.rc == 0 and elsewhere.json()["collections"][0]["store"] == str(c1_home / "chroma")
 
     on_server = run_c1("index", corpus, "--chroma-url", chroma_server, "--collection", "remote", "--json")
     assert on_server.rc == 0 and on_server.json()["added"] == 2

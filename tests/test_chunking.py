@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -159,5 +160,19 @@ def test_non_latin_text_spans_are_exact():
     assert all(s.end - s.start <= chars_for_tokens(64) for s in spans)
 
 
-def test_deterministic(prose):
-    assert chunk_spans(prose, 256, 32) == chunk_spans(prose, 256, 32)
+def test_spans_depend_only_on_the_text_and_the_sizes(prose):
+    """No state carried from call to call, nothing hash-ordered: a fresh process with another hash
+    seed cuts the same spans (an index rebuilt later gets the same chunk ids), and the sizes matter."""
+    import subprocess
+    import sys
+
+    expected = [(s.start, s.end) for s in chunk_spans(prose, 256, 32)]
+    chunk_spans(prose[::-1], 64, 0)  # an unrelated call in between
+    assert [(s.start, s.end) for s in chunk_spans(prose, 256, 32)] == expected
+    code = ("import json, sys; from c1.corpus.chunking import chunk_spans; "
+            "print(json.dumps([(s.start, s.end) for s in chunk_spans(sys.stdin.read(), 256, 32)]))")
+    for hash_seed in ("1", "4242"):
+        out = subprocess.run([sys.executable, "-c", code], input=prose, capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": hash_seed}, encoding="utf-8")
+        assert [tuple(x) for x in json.loads(out.stdout)] == expected
+    assert [(s.start, s.end) for s in chunk_spans(prose, 128, 32)] != expected

@@ -248,3 +248,68 @@ def test_cli_bad_collection_name_leaves_nothing_behind(c1_home, invoke_c1, tmp_p
 
 def test_cli_max_file_mb_must_be_positive(invoke_c1, tmp_path):
     invoke_c1("index", tmp_path, "--max-file-mb", "-5").assert_one_line_error(2, "--max-file-mb")
+
+
+# --- settings checked together, one set of limits -----------------------------------------------
+
+
+@pytest.mark.parametrize("flags,fragment", [
+    (["--soft-threshold", "0.9", "--hard-cutoff", "0.2"], "soft threshold 0.9 is above hard cutoff 0.2"),
+    (["--budget", "1024", "--hard-cutoff", "0.1"], "budget 1024 × hard cutoff 0.1 leaves 102 tokens"),
+    (["--parallel", "33"], "'parallel': 33 must be at most 32 (--parallel)"),
+    (["--max-docs", "101"], "'max_docs': 101 must be at most 100 (--max-docs)"),
+])
+def test_settings_that_do_not_go_together_are_one_line(c1_home, invoke_c1, flags, fragment):
+    """Accepted before, each: the first ran, the second ended in "nothing found" with errors: 1."""
+    rc, out, err = invoke_c1("search", "gate code", *flags)
+    assert rc == 2 and out == "" and "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0], err
+
+
+def test_a_flag_mends_what_the_config_file_set(c1_home):
+    write_config(c1_home, "hard_cutoff = 0.3\n")
+    assert load_settings().with_flags(soft_threshold=0.2).soft_threshold == 0.2
+    with pytest.raises(C1Error, match="above hard cutoff 0.3"):
+        load_settings().with_flags()
+
+
+def test_the_cli_and_the_api_share_their_limits(c1_home, invoke_c1):
+    """`--parallel` went to 32 on the command line and 16 in the API; the API refused questions over 4,000
+    characters, the command line searched 4,900."""
+    from c1.config import MAX_QUERY_CHARS, bounds
+    from c1.serve.api import ApiError, validate_request
+
+    for name in ("parallel", "max_docs", "budget", "max_turns"):
+        low, high = bounds(name)
+        validate_request({"query": "q", name: int(high)})
+        with pytest.raises(ApiError):
+            validate_request({"query": "q", name: int(high) + 1})
+        rc, _, err = invoke_c1("search", "q", "--" + name.replace("_", "-"), str(int(high) + 1))
+        assert rc == 2 and f"must be at most {high:g}" in err, err
+    long = "word " * (MAX_QUERY_CHARS // 5 + 20)
+    with pytest.raises(ApiError, match="longer than"):
+        validate_request({"query": long})
+    rc, _, err = invoke_c1("search", long)
+    assert rc == 2 and "at most 4,000" in err
+
+
+@pytest.mark.parametrize("url,fragment", [
+    ("notaurl", "give the scheme, or host:port"),
+    ("ftp://host:21", "scheme 'ftp'"),
+    ("http://host:99999", "bad port"),
+    ("http://a b:8000", "holds a space"),
+])
+def test_a_base_url_that_is_not_a_url_is_refused(c1_home, invoke_c1, monkeypatch, url, fragment):
+    """`--base-url notaurl` was taken for http://notaurl/v1 and failed later, as a server that is down."""
+    rc, out, err = invoke_c1("search", "q", "--base-url", url)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 2 and len(lines) == 1 and f"--base-url {url!r} is not a URL" in lines[0] and fragment in lines[0], err
+    monkeypatch.setenv("C1_BASE_URLS", url)
+    with pytest.raises(C1Error, match=r"\(\$C1_BASE_URLS\)"):
+        load_settings()
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "https://models.example.org", "localhost:8001", "[::1]:8000"])
+def test_a_base_url_as_people_write_it_is_taken(c1_home, url):
+    assert Settings().with_flags(base_urls=(url,)).base_urls == (url,)

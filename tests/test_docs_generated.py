@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -91,4 +92,67 @@ def test_bash_completion_works(generated: Path, tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert set(_bash_complete(script, ["c1", "index", ""])) == {"docs", "notes.txt"}
     assert _bash_complete(script, ["c1", "index", "--home", ""]) == ["docs"]
-    assert _bash_complete(script, ["c1", "index", "-c", ""]) == []  # a collection name: nothing to offer
+    monkeypatch.setenv("C1_HOME", str(tmp_path / "home"))
+    assert _bash_complete(script, ["c1", "index", "-c", ""]) == []  # no collection yet: nothing to offer
+    for name in ("mail", "notes-2019"):
+        (tmp_path / "home" / "collections" / name).mkdir(parents=True)
+    assert _bash_complete(script, ["c1", "search", "-c", ""]) == ["mail", "notes-2019"]
+    assert set(_bash_complete(script, ["c1", "search", "-c", "m"])) == {"mail"}
+    assert set(_bash_complete(script, ["c1", "status", "--collection", ""])) >= {"mail"}
+
+
+def test_values_are_completed(tmp_path):
+    """Only commands and option names were completed: not --policy's values, nor eval's --setting."""
+    script = REPO / "completions/c1.bash"
+    assert _bash_complete(script, ["c1", "search", "--policy", ""]) == ["auto", "llm", "builtin"]
+    assert _bash_complete(script, ["c1", "search", "--policy", "b"]) == ["builtin"]
+    assert _bash_complete(script, ["c1", "search", "--reasoning-effort", ""]) == ["low", "medium", "high"]
+    assert _bash_complete(script, ["c1", "eval", "hotpotqa", "--setting", ""]) == ["pooled", "per-question"]
+    zsh = (REPO / "completions/_c1").read_text()
+    assert "--policy[" in zsh and ":(auto llm builtin)'" in zsh and ":_c1_collections'" in zsh
+    fish = (REPO / "completions/c1.fish").read_text()
+    assert "-l policy -x -a 'auto llm builtin'" in fish and "-l collection -x -a '(__c1_collections)'" in fish
+
+
+@pytest.mark.parametrize("shell,rel", [("bash", "completions/c1.bash"), ("zsh", "completions/_c1"),
+                                       ("fish", "completions/c1.fish")])
+def test_c1_completions_prints_the_script(shell, rel):
+    """`pip install .` gave no way to the completions: `c1 completions SHELL` prints them."""
+    proc = subprocess.run([sys.executable, "-m", "c1", "completions", shell], capture_output=True, text=True,
+                          timeout=120, cwd=REPO)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout == (REPO / rel).read_text(encoding="utf-8")
+
+
+def test_c1_completions_of_an_unknown_shell_is_one_line():
+    proc = subprocess.run([sys.executable, "-m", "c1", "completions", "tcsh"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == ["c1: error: no completion for 'tcsh': bash, zsh or fish"]
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
+def test_the_package_installs_the_man_page_and_the_completions(tmp_path):
+    """`pip install .` installed neither: `man c1` found nothing."""
+    source = tmp_path / "source"  # a copy: building writes build/ and c1.egg-info beside the sources
+    source.mkdir()
+    for rel in ("pyproject.toml", "README.md"):
+        shutil.copyfile(REPO / rel, source / rel)
+    for rel in ("c1", "man", "completions"):
+        shutil.copytree(REPO / rel, source / rel, ignore=shutil.ignore_patterns("__pycache__"))
+    wheel = tmp_path / "wheel"
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # pip must not take this checkout for c1
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheel),
+                    str(source)], check=True, capture_output=True, timeout=600, cwd=tmp_path, env=clean)
+    prefix = tmp_path / "prefix"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed",
+                    "--prefix", str(prefix), *map(str, wheel.glob("*.whl"))], check=True, capture_output=True,
+                   timeout=600, env=clean)
+    share = prefix / "share"
+    for rel, source in [("man/man1/c1.1", "man/c1.1"), ("bash-completion/completions/c1.bash", "completions/c1.bash"),
+                        ("zsh/site-functions/_c1", "completions/_c1"), ("fish/vendor_completions.d/c1.fish",
+                                                                          "completions/c1.fish")]:
+        assert (share / rel).read_bytes() == (REPO / source).read_bytes(), rel
+    env = {**os.environ, "PATH": f"{prefix / 'bin'}:{os.environ['PATH']}"}
+    env.pop("MANPATH", None)
+    found = subprocess.run(["man", "-w", "c1"], capture_output=True, text=True, env=env, timeout=60)
+    assert found.returncode == 0 and found.stdout.strip() == str(share / "man/man1/c1.1"), found.stderr

@@ -116,7 +116,18 @@ def test_select_seed_and_limit_prefix():
     assert [q.id for q in b[:4]] == [q.id for q in a]  # a longer run continues the shorter one
     assert [q.id for q in select(qs, None, 7)] != [q.id for q in qs]
     assert sorted(q.id for q in select(qs, None, 7)) == sorted(q.id for q in qs)
-    assert [q.id for q in select(qs, 5, 7)] == [q.id for q in select(qs, 5, 7)]
+    # a resumed run (another process, another hash seed) picks the same questions; another seed others
+    import os
+    import subprocess
+    import sys
+
+    code = ("from c1.eval.datasets import Question, select; "
+            "print(','.join(q.id for q in select([Question(str(i), f'q{i}', (), ()) for i in range(20)], 5, 7)))")
+    for hash_seed in ("1", "999"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": hash_seed})
+        assert out.stdout.strip().split(",") == [q.id for q in select(qs, 5, 7)]
+    assert [q.id for q in select(qs, 5, 8)] != [q.id for q in select(qs, 5, 7)]
 
 
 # --- loaders on hand-written files in each public schema ---------------------------------------

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from c1.corpus.embedders import DEFAULT_EMBEDDER
+
 from conftest import chroma_collection, copy_file, enron_messages, inspect_collection, invoke_cli, read_manifest, wait_for
 
 CHUNK_ID = re.compile(r"^[a-z2-7]{8}_\d+$")
@@ -75,7 +77,7 @@ def test_stores_agree(indexed, small_corpus):
     assert len(state.manifest_ids) == indexed.report["total_chunks"]
     assert len(state.files) == small_corpus.files
     assert all(state.files.values()), "every file has its content hash"
-    assert state.meta["embedder"] == "minilm-l6-int8"
+    assert state.meta["embedder"] == DEFAULT_EMBEDDER
 
 
 def test_chunk_ids_are_short_and_stable(indexed):
@@ -133,18 +135,15 @@ def test_spans_slice_the_document_text_exactly(indexed, small_corpus):
     assert len(pages_seen) >= 3, f"a 4-page PDF should spread its chunks over pages, got {pages_seen}"
 
 
-def test_rerun_without_changes_embeds_nothing_and_is_fast(indexed, small_corpus):
+def test_rerun_without_changes_embeds_nothing(indexed, small_corpus):
+    """Speed is bench/index_speed.py's to measure; here: a re-run reads no file again and embeds nothing."""
     before = inspect_collection(indexed.home)
-    started = time.monotonic()
     result = indexed.run("index", small_corpus.path, "--json")
-    wall = time.monotonic() - started
     r = result.json()
     assert result.rc == 0
     assert (r["added"], r["updated"], r["deleted"], r["chunks"]) == (0, 0, 0, 0)
     assert r["unchanged"] == small_corpus.files
     assert r["embed_seconds"] == 0
-    assert r["seconds"] < 5, r
-    assert wall < 20, wall  # process start-up included
     after = inspect_collection(indexed.home)
     after.assert_consistent()
     assert after.manifest_ids == before.manifest_ids
@@ -160,7 +159,7 @@ def test_status_json(indexed, small_corpus):
     assert row["consistent"] is True and row["interrupted"] is False
     assert row["documents"] == small_corpus.documents
     assert row["chunks"] == row["chroma_chunks"] == row["lexical_chunks"] == indexed.report["total_chunks"]
-    assert row["embedder"] == "minilm-l6-int8"
+    assert row["embedder"] == DEFAULT_EMBEDDER
     plain = invoke_cli("status", env=indexed.env)
     assert plain.rc == 0 and "consistent" in plain.stdout
 
@@ -184,7 +183,7 @@ def test_embedder_mismatch_is_refused_before_connecting(indexed, small_corpus):
         except BlockingIOError:
             connected = False
     line = result.assert_one_line_error(2, "embedder")
-    assert "minilm-l6-int8" in line and "openai:x" in line
+    assert DEFAULT_EMBEDDER in line and "openai:x" in line
     assert not connected, "c1 contacted the embedding server before refusing"
     assert result.stdout == ""
     inspect_collection(indexed.home).assert_consistent()
@@ -326,6 +325,19 @@ def test_bad_input_is_skipped_listed_and_counted(c1_home, run_c1, bad_folder):
     inspect_collection(c1_home).assert_consistent()
 
 
+def test_strict_and_quiet_still_says_the_skipped_files(c1_home, run_c1, tmp_path):
+    """`--strict -q` exited 1 and printed nothing: the exit code says files were skipped, stderr says which."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "note.md").write_text("# Note\n\nThe shed key is under the blue pot.\n")
+    (folder / "empty.txt").write_bytes(b"")
+    result = run_c1("index", folder, "--strict", "-q")
+    assert result.rc == 1 and result.stdout == ""
+    assert "1 file(s) skipped" in result.stderr and f"{folder / 'empty.txt'}: empty file" in result.stderr
+    assert "added" not in result.stderr, "quiet: no summary, only what --strict fails on"
+    assert run_c1("index", folder, "-q").stderr == "", "without --strict, -q is silent"
+
+
 def test_strict_with_clean_input_exits_0(c1_home, invoke_c1, enron_folder):
     result = invoke_c1("index", enron_folder(2), "--strict", "--quiet")
     assert result.rc == 0 and result.stderr == "", result.stderr
@@ -373,7 +385,7 @@ def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, 
     assert r["added"] == 2
     state = inspect_collection(c1_home)
     state.assert_consistent()
-    assert state.meta["embedder"] == "minilm-l6-int8"
+    assert state.meta["embedder"] == DEFAULT_EMBEDDER
 
 
 # --- crash safety -------------------------------------------------------------------------------
@@ -436,6 +448,12 @@ def test_ctrl_c_exits_130_and_the_next_run_completes(c1_home, run_c1, c1_popen, 
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and "interrupted" in lines[0], err
     assert "Traceback" not in err
+    kept = read_manifest(c1_home / "collections" / "default" / "manifest.sqlite")
+    assert 0 < len(kept["files"]) < n
+    said = " ".join(lines[0].split())  # it said only "interrupted": now what was kept, and that the next run goes on
+    indexed = [p for p, h in kept["files"].items() if h]
+    assert f"what was indexed is kept ({len(indexed)} files, {len(kept['chunks'])} chunks" in said, said
+    assert "run the same `c1 index` again to go on from there" in said
 
     result = run_c1("index", folder, "--json")
     assert result.rc == 0, result.stderr
@@ -514,3 +532,124 @@ def test_injected_crash_is_repaired_by_the_next_run(c1_home, enron_folder, embed
     assert (again.added, again.updated, again.deleted, again.chunks, again.repaired) == (0, 0, 0, 0, False)
     assert again.unchanged == expected_files
     assert collection_status(settings)["consistent"] is True
+
+
+# --- the same files under other names -----------------------------------------------------------
+
+
+def test_a_folder_indexed_through_a_symlink_is_the_same_folder(run_c1, tmp_path):
+    """`c1 index ~/link-to-notes` after `c1 index ~/notes` added every note again as new documents."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Boiler\n\nThe boiler is serviced every October by the landlord.\n")
+    (notes / "b.md").write_text("# Bikes\n\nThe bike shed key hangs behind the kitchen door.\n")
+    (tmp_path / "link").symlink_to(notes)
+    assert run_c1("index", notes, "--quiet").rc == 0
+    again = run_c1("index", tmp_path / "link", "--json").json()
+    assert (again["added"], again["unchanged"], again["documents"]) == (0, 2, 2)
+    (notes / "b.md").unlink()
+    gone = run_c1("index", tmp_path / "link", "--json").json()
+    assert (gone["deleted"], gone["documents"]) == (1, 1), "a file deleted is seen through the link too"
+    found = run_c1("search", "boiler serviced", "--json").json()["documents"]
+    assert found[0]["path"] == str(notes / "a.md")
+
+
+def test_byte_identical_copies_are_one_result_listing_their_paths(run_c1, tmp_path):
+    """Two copies of one note were two results, and the copy could outrank the original."""
+    notes = tmp_path / "notes"
+    (notes / "old").mkdir(parents=True)
+    text = "# Boiler\n\nThe boiler is serviced every October by the landlord, Mrs Ferreira.\n"
+    original = notes / "old" / "boiler.md"
+    original.write_text(text)
+    os.utime(original, (1_600_000_000, 1_600_000_000))
+    copy = notes / "a copy of boiler.md"  # sorts first, and is newer
+    copy.write_text(text)
+    (notes / "shed.md").write_text("# Bikes\n\nThe bike shed key hangs behind the kitchen door.\n")
+    report = run_c1("index", notes, "--json").json()
+    assert report["documents"] == 3, "every copy is indexed (removing one keeps the other)"
+    found = run_c1("search", "when is the boiler serviced", "--json")
+    assert found.rc == 0, found.stderr
+    docs = found.json()["documents"]
+    boilers = [d for d in docs if "boiler" in d["path"]]
+    assert len(boilers) == 1, docs
+    (top,) = boilers
+    assert top["path"] == str(original) and top["paths"] == [str(original), str(copy)]
+    assert all(c["id"].startswith(top["id"] + "_") for c in top["chunks"])
+    plain = run_c1("search", "when is the boiler serviced")
+    assert plain.stdout.count("boiler.md") == 2 and str(copy) in plain.stdout, plain.stdout
+    copy.unlink()
+    assert run_c1("index", notes, "--quiet").rc == 0
+    (alone,) = [d for d in run_c1("search", "when is the boiler serviced", "--json").json()["documents"]
+                if "boiler" in d["path"]]
+    assert alone["path"] == str(original) and "paths" not in alone
+
+
+def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_path):
+    """`c1 eval`'s collections (dozens: one per dataset, embedder and question) were listed with the user's in
+    `c1 status`, /health and MCP."""
+    from c1.commands.mcp import _status
+    from c1.config import load_settings
+    from c1.eval.runner import collection_name
+    from c1.serve.api import SearchService
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Boiler\n\nThe boiler is serviced every October.\n")
+    name = collection_name("hotpotqa", "0123abcd", load_settings(), "all-MiniLM-L6-v2", True)
+    assert run_c1("index", notes, "-q").rc == 0 and run_c1("index", notes, "-c", name, "-q").rc == 0
+    status = run_c1("status", "--json")
+    assert status.rc == 0 and [r["collection"] for r in status.json()["collections"]] == ["default"]
+    assert status.json()["eval_collections_hidden"] == 1
+    plain = run_c1("status")
+    assert plain.stdout.splitlines() == ["default\t1 documents\t1 chunks\tconsistent"]
+    assert "c1 status --eval" in plain.stderr
+    both = run_c1("status", "--eval", "--json").json()["collections"]
+    assert sorted(r["collection"] for r in both) == sorted(["default", name])
+    assert run_c1("status", "-c", name, "--json").json()["collections"][0]["collection"] == name
+    assert [r["collection"] for r in _status(load_settings())["collections"]] == ["default"]
+    service = SearchService(load_settings(), max_concurrency=1)
+    try:
+        assert service.collections() == ["default"]
+        assert service.corpus(name) is not None, "named, it is still searched"
+    finally:
+        service.close()
+
+
+def test_the_progress_lines_at_80_columns(c1_home, tmp_path, monkeypatch, shared_data):
+    """The progress line at 80 columns read "indexing ━━ 0… files 0 chunks · 0.0/s 0… ETA -…", with no file
+    name, no chunk total, and "ETA 3:33:35" two files in (an ETA by files). Rendered here from the states a
+    real run reports: the file in hand with its chunks done of its total, a share and a time left by bytes."""
+    import dataclasses
+
+    from rich.cells import cell_len
+
+    import c1.corpus.indexer as ix
+    from c1.commands.index import progress_lines
+    from c1.config import load_settings
+    from c1.corpus.embedders import make_embedder
+
+    folder = tmp_path / "mixed [2019] folder"
+    folder.mkdir()
+    rows = (shared_data / "hotpotqa" / "hotpotqa_dev_distractor_200.jsonl").read_text().splitlines()[:12]
+    paragraphs = [" ".join(p[1]) for r in map(json.loads, rows) for p in r["context"]]
+    long_name = "the quarterly report of the northern region (final, reviewed by legal) v2.txt"
+    (folder / long_name).write_text("\n\n".join(paragraphs))
+    for i in range(3):
+        (folder / f"note {i}.md").write_text(f"# Note {i}\n\n{paragraphs[i]}\n")
+    monkeypatch.setattr(ix, "BATCH_CHUNKS", 8)
+    states = []
+    ix.Indexer(load_settings(), make_embedder(), progress=lambda p: states.append(dataclasses.replace(p))).run([str(folder)])
+    in_long = [s for s in states if s.current.endswith(long_name) and 0 < s.file_chunks_done < s.file_chunks]
+    assert len(in_long) >= 3, "the long file is embedded over several rounds"
+    shares = []
+    for s in states:
+        lines = progress_lines(s, 30.0, 80)
+        assert all(cell_len(line) <= 80 for line in lines), lines
+        assert lines[0].startswith("indexing ") and f"{s.files_done}/{s.files_total} files" in lines[0]
+        if s in in_long:
+            assert lines[1].endswith(f"chunk {s.file_chunks_done:,}/{s.file_chunks:,}"), lines
+            assert lines[1].lstrip().startswith("the quarterly report"), lines
+            assert re.search(r" \d+:\d\d left$", lines[0]), lines
+            shares.append((s.files_done, int(re.search(r"(\d+)%", lines[0]).group(1))))
+    assert shares == sorted(shares) and shares[-1][1] > shares[0][1] > 0, shares
+    assert len({done for done, _ in shares}) == 1, "by bytes, the share moves inside a file, before it is committed"

@@ -104,6 +104,23 @@ def test_lora_adapters_and_rank(tmp_path):
         build_vllm_command(ServeOptions(lora=(("a", "/x"),), max_lora_rank=1024))
 
 
+def test_rollout_serves_what_the_rl_sampler_needs(tmp_path):
+    """``--rollout``: LoRA on with room for the live adapter and the next one (no adapter given),
+    processed log-probabilities, runtime LoRA updating in vLLM's environment; none of it otherwise."""
+    plain = launcher.plan(ServeOptions(cache_dir=str(tmp_path), vllm=("vllm",)), gpus=parse_nvidia_smi(H200))
+    assert "--enable-lora" not in plain.command and "--logprobs-mode" not in plain.command and plain.env == {}
+    plan = launcher.plan(ServeOptions(cache_dir=str(tmp_path), vllm=("vllm",), rollout=True), gpus=parse_nvidia_smi(H200))
+    assert "--enable-lora" in plan.command and "--lora-modules" not in plan.command
+    assert _flag(plan.command, "--logprobs-mode") == "processed_logprobs"
+    assert (_flag(plan.command, "--max-loras"), _flag(plan.command, "--max-lora-rank")) == ("2", "16")
+    assert plan.env == {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"}
+    data = plan.to_dict()
+    assert data["env"] == plan.env and data["command_line"].startswith("VLLM_ALLOW_RUNTIME_LORA_UPDATING=True ")
+    assert any(line.startswith("command: VLLM_ALLOW_RUNTIME_LORA_UPDATING=True ") for line in plan.describe())
+    with_sft = build_vllm_command(ServeOptions(lora=(("sft", "/adapters/sft"),), rollout=True, max_lora_rank=32))
+    assert (_flag(with_sft, "--max-loras"), _flag(with_sft, "--max-lora-rank")) == ("3", "32")
+
+
 def test_port_of_the_chroma_server_is_refused():
     with pytest.raises(PortConflict, match="Chroma"):
         build_vllm_command(ServeOptions(port=8000))
@@ -210,8 +227,9 @@ def test_dry_run_json_without_gpu_or_vllm(monkeypatch, tmp_path):
     data = json.loads(plan.to_json())
     assert set(data) >= {
         "model", "model_path", "served_model_name", "command", "command_line", "gpu", "host", "port",
-        "url", "max_model_len", "checkpoint", "conversion", "vllm", "lora", "warnings", "problems", "ready",
+        "url", "max_model_len", "checkpoint", "conversion", "vllm", "lora", "warnings", "problems", "ready", "env",
     }  # fmt: skip
+    assert data["env"] == {}, "a plain server sets no environment of its own"
     assert data["url"] == "http://127.0.0.1:8001/v1" and data["port"] == 8001
     assert data["ready"] is False and data["vllm"] is None
     assert {p["kind"] for p in data["problems"]} == {"vllm", "no_gpu"}
@@ -283,6 +301,7 @@ FAKE_VLLM = textwrap.dedent(
     args, _ = parser.parse_known_args()
     env = os.environ.get
     print("INFO fake vllm starting", args.model, flush=True)
+    print("INFO runtime lora updating:", env("VLLM_ALLOW_RUNTIME_LORA_UPDATING"), flush=True)
     if env("FAKE_CHILD_PIDFILE"):  # like vLLM's engine-core process
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         open(env("FAKE_CHILD_PIDFILE"), "w").write(str(child.pid))
@@ -348,11 +367,12 @@ def fake_plan(tmp_path, monkeypatch):
     script = tmp_path / "fake_vllm.py"
     script.write_text(FAKE_VLLM)
 
-    def make(**env: str):
+    def make(rollout: bool = False, **env: str):
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         opts = ServeOptions(
-            quantize=None, port=_free_port(), cache_dir=str(tmp_path / "cache"), vllm=(sys.executable, str(script))
+            quantize=None, port=_free_port(), cache_dir=str(tmp_path / "cache"), vllm=(sys.executable, str(script)),
+            rollout=rollout,
         )
         return launcher.plan(opts, gpus=parse_nvidia_smi(H200))
 
@@ -372,6 +392,16 @@ def test_run_waits_until_the_model_is_listed(fake_plan):
     assert plan.url in ready.message
     assert any("fake vllm starting" in line for line in lines)
     assert "listening on" in Path(plan.log_path).read_text()
+
+
+def test_a_rollout_server_gets_runtime_lora_updating_in_its_environment(fake_plan, monkeypatch):
+    """The variable reaches vLLM's process (not only the plan), and a plain server does not get it."""
+    monkeypatch.delenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING", raising=False)
+    for rollout, expected in ((True, "True"), (False, "None")):
+        plan = fake_plan(rollout=rollout, FAKE_READY_AFTER="0.1", FAKE_EXIT_AFTER_MODELS="1")
+        lines = []
+        assert launcher.run(plan, timeout_s=30, on_log=lines.append, poll_s=0.1) == 0
+        assert f"INFO runtime lora updating: {expected}" in lines
 
 
 def test_run_raises_with_the_log_tail_when_vllm_dies_early(fake_plan):

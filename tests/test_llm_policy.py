@@ -17,7 +17,7 @@ from c1.agent.policies import choose_policy
 from c1.agent.policies.llm import (
     ChatClient, LLMPolicy, extract_tool_calls, normalize_base_url, parse_reply, parse_tool_names,
 )
-from c1.agent.policy import PolicyError
+from c1.agent.policy import ModelServerError, PolicyError
 from c1.agent.tools import ToolConfig
 from c1.config import Settings
 from c1.errors import C1Error
@@ -73,6 +73,14 @@ def calls_of(text: str, known=KNOWN) -> list[tuple[str, dict | str]]:
 ])
 def test_tool_calls_in_content(text, expected):
     assert calls_of(text) == expected
+
+
+@pytest.mark.parametrize("text", ["<tools></tools>", "<tool_call>\n</tool_call>", " <TOOLS> </TOOLS>\n<tools></tools> "])
+def test_empty_call_tags_are_a_call_naming_nothing_not_an_answer(text):
+    """What Qwen2.5-Coder-1.5B wrote on the first turn of a real eval run (it ended the run as an
+    "answer" with no document): a call with no name, which the tools answer with an error."""
+    calls, rest = extract_tool_calls(text, KNOWN)
+    assert [(c.name, c.arguments) for c in calls] == [("", "")] and rest == ""
 
 
 def test_calls_get_fresh_ids():
@@ -394,16 +402,81 @@ def test_loop_with_renamed_tools_and_calls_in_content(corpus, hotpot_index: Hotp
     assert finished.stop_reason == "unparsed_answer" and result.documents  # the fallback ranking
 
 
-def test_server_failing_mid_run_ends_the_run_with_an_error(corpus, hotpot_index: HotpotIndex):
+def test_server_failing_mid_run_is_a_server_error_not_an_empty_result(corpus, hotpot_index: HotpotIndex):
+    """HTTP 500 after retries: the run reports it and the search raises the typed error (exit 2 /
+    HTTP 502 in the front ends), never a result that reads as "nothing found"."""
     script = [Step(body=completion(None, [("search_corpus", {"query": "pH Danish chemist"})]))]
     with ScriptedServer(script, default=Step(500, {"error": {"message": "engine died"}})) as srv:
         settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,))
         choice = choose_policy(settings)
         factory = lambda i: replace(choice.factory(i), client=ChatClient(srv.base_url, backoff=0.01, retries=1))  # noqa: E731
-        result, events = run(corpus, settings, hotpot_index.questions[2]["question"], factory)
+        events: list[ev.Event] = []
+        from c1.agent.search import run_search
+
+        with pytest.raises(ModelServerError) as info:
+            run_search(corpus, settings, hotpot_index.questions[2]["question"], factory, events.append)
+    assert "HTTP 500: engine died" in str(info.value) and "\n" not in str(info.value) and info.value.code == 2
     errors = [e for e in events if isinstance(e, ev.RunError)]
-    assert len(errors) == 1 and "HTTP 500: engine died" in errors[0].message and "\n" not in errors[0].message
-    assert result.stats["stop_reasons"] == ["error"] and result.documents  # what it had seen
+    assert len(errors) == 1 and errors[0].message == str(info.value)
+    assert not any(isinstance(e, ev.Finished) for e in events)
+
+
+def test_a_reply_cut_by_max_tokens_is_a_budget_stop_not_the_answer(corpus, hotpot_index: HotpotIndex):
+    """finish_reason "length" with analysis-like text: not an answer. The run stops ``truncated``,
+    says so, and returns the documents it was shown (the fallback), not an empty "answer"."""
+    q = hotpot_index.questions[0]
+    gold = hotpot_index.doc_by_title["Neil Peart"]
+    cut = completion(f'We need to check <Document id="{gold}"> and then maybe the other one, let me think whether')
+    cut["choices"][0]["finish_reason"] = "length"
+    script = [Step(body=completion(None, [("search_corpus", {"query": "Neil Peart drummer"})])), Step(body=cut)]
+    with ScriptedServer(script) as srv:
+        settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=6)
+        result, events = run(corpus, settings, q["question"])
+        bodies = srv.chat_requests()
+    assert len(bodies) == 2
+    finished = [e for e in events if isinstance(e, ev.Finished)][0]
+    assert finished.stop_reason == "truncated" and result.stats["stop_reasons"] == ["truncated"]
+    cut_events = [e for e in events if isinstance(e, ev.ReplyTruncated)]
+    assert len(cut_events) == 1 and cut_events[0].turn == 2 and cut_events[0].cap == bodies[1]["max_tokens"]
+    shown = {r.doc_id for e in events if isinstance(e, ev.ToolResult) for r in e.chunks}
+    assert len(result.documents) == min(len(shown), settings.max_docs) > 1, "the fallback ranking, not the cut text's one id"
+    assert {d["id"] for d in result.documents} <= shown and cut_events[0].documents == len(shown)
+
+
+def test_an_empty_call_gets_an_error_observation_and_the_run_goes_on(corpus, hotpot_index: HotpotIndex):
+    script = [Step(body=completion("<tools></tools>")),
+              Step(body=completion('{"name": "search_corpus", "arguments": {"query": "Neil Peart"}}')),
+              Step(body=completion("Nothing more."))]
+    with ScriptedServer(script) as srv:
+        settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=4)
+        result, events = run(corpus, settings, hotpot_index.questions[0]["question"])
+        bodies = srv.chat_requests()
+    assert len(bodies) == 3
+    first = [e for e in events if isinstance(e, ev.ToolResult)][0]
+    assert first.error and "unknown tool" in first.error
+    assert bodies[1]["messages"][-1]["role"] == "tool" and "search_corpus" in bodies[1]["messages"][-1]["content"]
+    assert result.stats["stop_reasons"] == ["unparsed_answer"] and result.documents  # seen through the second call
+
+
+def test_a_final_id_the_run_never_saw_is_not_returned(corpus, hotpot_index: HotpotIndex):
+    """The model names a real document of the corpus that no tool ever showed it: dropped."""
+    titles = list(hotpot_index.doc_by_title)
+    script = [Step(body=completion(None, [("grep_corpus", {"pattern": "Modern Drummer"})]))]
+    with ScriptedServer(script) as srv:
+        settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=4)
+        first, events = run(corpus, settings, hotpot_index.questions[0]["question"])
+    shown = {r.doc_id for e in events if isinstance(e, ev.ToolResult) for r in e.chunks}
+    unseen = next(hotpot_index.doc_by_title[t] for t in titles if hotpot_index.doc_by_title[t] not in shown)
+    seen = sorted(shown)[0]
+    final = (f'<Document id="{unseen}"><Justification>made up</Justification></Document>\n'
+             f'<Document id="{seen}"><Justification>seen</Justification></Document>')
+    script = [Step(body=completion(None, [("grep_corpus", {"pattern": "Modern Drummer"})])), Step(body=completion(final))]
+    with ScriptedServer(script) as srv:
+        settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=4)
+        result, events = run(corpus, settings, hotpot_index.questions[0]["question"])
+    assert corpus.doc(unseen) is not None, "the invented id exists in the corpus"
+    assert [d["id"] for d in result.documents] == [seen]
+    assert result.stats["stop_reasons"] == ["answer"]
 
 
 # --- the CLI ----------------------------------------------------------------------------------
@@ -416,6 +489,25 @@ def test_cli_policy_llm_with_server_down(hotpot_index: HotpotIndex):
     res = run_cli(["search", "who?", "--policy", "llm", "--base-url", url], hotpot_index.env, timeout=120)
     line = res.assert_one_line_error(2, "connection refused", url)
     assert res.stdout == "" and line
+
+
+@pytest.mark.parametrize("step, reason", [
+    (Step(500, {"error": {"message": "engine died"}}), "HTTP 500: engine died"),
+    (Step(200, "<html><body><h1>502 Bad Gateway</h1> nginx</body></html>"), "the reply is not JSON"),
+])
+def test_cli_a_failing_model_server_is_exit_2_with_its_reason(hotpot_index: HotpotIndex, step, reason):
+    """The server lists its model but fails every chat request: one line naming the server and its
+    reason, exit 2 — not "nothing found" (exit 1), with or without --json."""
+    from conftest import run_cli
+
+    with ScriptedServer(default=step) as srv:
+        for extra in ([], ["--json"]):
+            res = run_cli(["search", "who drummed for Rush?", "--policy", "llm", "--base-url", srv.base_url,
+                           "--no-daemon", *extra], hotpot_index.env, timeout=180)
+            assert res.rc == 2 and res.stdout == "" and "Traceback" not in res.stderr, res.stderr
+            lines = res.stderr.strip().splitlines()
+            assert lines[-1].startswith("c1: error: model server") and reason in lines[-1] and srv.base_url in lines[-1]
+            assert "nothing found" not in res.stderr and len(lines) <= 2  # the policy note, the error
 
 
 def test_cli_auto_falls_back_and_says_so(hotpot_index: HotpotIndex):
@@ -497,7 +589,40 @@ def test_real_small_model_drives_the_loop(llama_server, corpus, hotpot_index: Ho
     assert len(broken) == 1 and "not valid JSON" in broken[0].error
     assert result.stats["turns"] >= 2
     # the final list: parsed from the model's answer, or the fallback ranking with a stop reason that says so
-    assert finished.stop_reason in ("answer", "unparsed_answer", "max_turns"), summary
+    # (a reply cut by its 200-token cap is "truncated": the fallback, never the cut text as an answer)
+    assert finished.stop_reason in ("answer", "unparsed_answer", "max_turns", "truncated"), summary
     assert result.documents and all(corpus.doc(d["id"]) is not None for d in result.documents)
     if finished.stop_reason == "answer":
         assert wrapped[0].replies[-1].text and not wrapped[0].replies[-1].tool_calls
+
+
+def test_a_budget_beyond_the_served_window_is_refused_at_the_start(hotpot_index: HotpotIndex):
+    """vLLM lists each model's ``max_model_len``: a budget it cannot hold is a one-line error before
+    any turn (it used to fail mid-run with vLLM's 400); within the window the policy is chosen."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Models(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            body = json.dumps({"object": "list", "data": [{"id": "gpt-oss", "object": "model", "owned_by": "vllm",
+                                                           "max_model_len": 16384}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Models)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    try:
+        for policy in ("llm", "auto"):
+            with pytest.raises(C1Error, match=r"context budget \(32768 tokens\) is larger than the window .* \(16384"):
+                choose_policy(Settings(home=hotpot_index.home, policy=policy, base_urls=(url,), budget=32768))
+        assert choose_policy(Settings(home=hotpot_index.home, policy="llm", base_urls=(url,), budget=16384)).name == "llm"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

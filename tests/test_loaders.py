@@ -514,6 +514,21 @@ def test_utf8_text_with_a_few_bad_bytes_is_read_with_replacement_characters(tmp_
     assert load_one(tmp_path / "log.txt", "text").text.endswith("server\n\ufffd\n")
 
 
+def test_a_few_bad_bytes_beside_few_accented_letters_stay_utf8(tmp_path):
+    """One "Café" and four corrupted bytes: read as Windows-1252 it was "CafÃ©" (the README promises
+    U+FFFD for the bad bytes); Windows-1252 text with many accents and one chance UTF-8 pair stays 1252."""
+    note = "Meeting at the Café on Monday about the budget.\n".encode() + b"Totals \xff\xfe and \x9c\xfd lost.\n"
+    (tmp_path / "note.txt").write_bytes(note)
+    docs, warnings = load_with_warnings(Source(str(tmp_path / "note.txt"), "text"))
+    assert "Café" in docs[0].text and "Ã" not in docs[0].text
+    assert docs[0].text.count("\ufffd") == 4
+    assert warnings == ["not valid UTF-8 in 4 places: replaced by U+FFFD"]
+    legacy = "CAFÉ” — crème brûlée, pâté, naïve, résumé, déjà vu, façade, élève, où, señor\n"  # É” is valid UTF-8
+    (tmp_path / "old.txt").write_bytes(legacy.encode("cp1252") * 2)
+    docs, warnings = load_with_warnings(Source(str(tmp_path / "old.txt"), "text"))
+    assert docs[0].text == legacy * 2 and warnings == ["not valid UTF-8: read as Windows-1252 text"]
+
+
 def test_scan_counts_unsupported_files_by_extension(tmp_path):
     from c1.corpus.walk import scan
 

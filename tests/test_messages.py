@@ -106,3 +106,37 @@ def test_index_warnings_about_hostile_paths(c1_home, run_c1, tmp_path, shared_da
 
     search = run_c1("search", "gas pipeline report")
     assert search.rc == 0 and "Traceback" not in search.stderr
+
+
+def test_a_path_with_a_newline_stays_on_its_result_line(c1_home, run_c1, tmp_path):
+    """A file named with a newline split its result line in two (and a skipped one its warning line)."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "two\nlines.md").write_text("# Lighthouse\n\nThe lighthouse keeper logs the fog horn hours.\n")
+    (folder / "empty\nnote.txt").write_bytes(b"")
+    index = run_c1("index", folder)
+    assert index.rc == 0, index.stderr
+    assert f"{folder}/empty\\nnote.txt: empty file" in index.stderr
+    found = run_c1("search", "lighthouse keeper fog horn")
+    assert found.rc == 0, found.stderr
+    first = found.stdout.splitlines()[0]
+    assert first.startswith(" 1. ") and f"({folder}/two\\nlines.md)" in first and first.endswith(tuple("0123456789"))
+    assert run_c1("search", "lighthouse keeper fog horn", "--json").json()["documents"][0]["path"] == str(
+        folder / "two\nlines.md"), "JSON keeps the real name"
+
+
+def test_the_policy_note_is_said_once_per_home(c1_home, run_c1, tmp_path):
+    """Every search printed "using the built-in policy..."; only -q silenced it, which hides the live view too."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Lighthouse\n\nThe lighthouse keeper logs the fog horn hours.\n")
+    assert run_c1("index", folder, "-q").rc == 0
+    first = run_c1("search", "lighthouse keeper")
+    assert first.rc == 0 and "using the built-in policy" in first.stderr
+    again = run_c1("search", "fog horn hours")
+    assert again.rc == 0 and again.stdout.startswith(" 1. ") and "built-in policy" not in again.stderr, again.stderr
+    as_json = run_c1("search", "fog horn hours", "--json")
+    assert "using the built-in policy" in as_json.stderr and "built-in policy" in as_json.json()["stats"]["policy_note"]
+    other = {"C1_HOME": str(tmp_path / "other-home")}
+    assert run_c1("index", folder, "-q", env=other).rc == 0
+    assert "using the built-in policy" in run_c1("search", "fog horn hours", env=other).stderr, "once per home"

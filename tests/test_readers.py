@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -137,6 +139,40 @@ def test_status_and_search_work_in_a_read_only_home(readonly_home, indexed, tmp_
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("c1-readonly-")], "private copies removed at exit"
 
 
+def test_a_read_only_copy_reads_the_write_ahead_log(run_c1, c1_home, notes, tmp_path):
+    """A home copied while a process holds its manifest open (the resident process, `c1 watch`, `c1 serve`)
+    keeps its last changes in manifest.sqlite-wal. Read-only, SQLite's immutable open ignored that log: the
+    copy served the previous text of a note, and counted the documents of the run before."""
+    assert run_c1("index", notes, "--quiet").rc == 0
+    holder = sqlite3.connect(c1_home / "collections" / "default" / "manifest.sqlite")
+    holder.execute("SELECT COUNT(*) FROM meta").fetchone()
+    try:
+        (notes / "glacier.md").write_text(GLACIER.replace("Zanzibar", "Patagonia"))
+        (notes / "ferry.md").write_text(FERRY)
+        assert run_c1("index", notes, "--quiet").rc == 0
+        shutil.copytree(c1_home, tmp_path / "copy")  # as `cp -a` does, while the holder is open
+    finally:
+        holder.close()
+    assert (tmp_path / "copy" / "collections" / "default" / "manifest.sqlite-wal").stat().st_size > 0
+    writable = run_c1("status", "--json").json()["collections"][0]
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    with readonly_view(tmp_path / "copy", tmp_path / "ro") as view:
+        env = {"C1_HOME": str(view), "TMPDIR": str(temp)}
+        status = run_c1("status", "--json", env=env)
+        assert status.rc == 0, status.stderr
+        (row,) = status.json()["collections"]
+        assert row["documents"] == writable["documents"] == 2 and row["chunks"] == writable["chunks"]
+        assert row["consistent"], row
+        found = run_c1("search", "glacier survey moraines", "--json", env=env)
+        assert found.rc == 0, found.stderr
+        top = found.json()["documents"][0]
+        assert top["path"] == str(notes / "glacier.md")
+        text = " ".join(c["text"] for c in top["chunks"])
+        assert "Patagonia" in text and "Zanzibar" not in text, text
+    assert not [p for p in temp.iterdir() if p.name.startswith("c1-readonly-")], "private copies removed at exit"
+
+
 # --- pipes closed early --------------------------------------------------------------------------------
 
 
@@ -169,3 +205,21 @@ def test_an_unwritable_trajectory_path_is_refused_before_the_search(indexed, tmp
     result.assert_one_line_error(2, "--save-trajectory", "does not exist")  # one line: no search, no policy note
     assert result.stdout == ""
     invoke_cli("search", "glacier", "--save-trajectory", tmp_path, env=indexed.env).assert_one_line_error(2, "is a directory")
+
+
+def test_copies_left_by_a_killed_process_are_removed_by_the_next(tmp_path, monkeypatch):
+    """A process killed outright (SIGKILL) cannot remove its read-only copies: the next one that copies does,
+    and leaves those of live processes alone."""
+    import tempfile
+
+    from c1.corpus import readonly
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = tmp_path / f"c1-readonly-{gone.pid}-abc"
+    alive = tmp_path / f"c1-readonly-{os.getppid()}-def"
+    for folder in (dead, alive):
+        (folder / "chroma").mkdir(parents=True)
+    readonly.sweep()
+    assert not dead.exists() and alive.exists()

@@ -109,7 +109,7 @@ def _corpus(contract, rerank):
 
 
 def test_read_document_orders_a_documents_best_chunks_by_the_cross_encoder(contract, onnx):
-    corpus = _corpus(contract, "auto")
+    corpus = _corpus(contract, "onnx")
     try:
         (doc,) = [d for d in corpus.store.manifest.all_docs() if d.path.endswith(contract[2])]
         chunks = corpus.doc_chunks(doc.doc_id)
@@ -128,12 +128,15 @@ def test_read_document_orders_a_documents_best_chunks_by_the_cross_encoder(contr
         assert [c.id for c, _ in corpus.rank_chunks(chunks, query)] == [c.id for c, _ in blend], "the policy's view: no model"
     finally:
         corpus.close()
+    for setting in ("off", "auto"):  # auto: nowhere, by measurement (AUTO_RERANK)
+        other = _corpus(contract, setting)
+        try:
+            assert [c.id for c, _ in other.rank_chunks(chunks, query, rerank=True)] == [c.id for c, _ in blend]
+        finally:
+            other.close()
     off = _corpus(contract, "off")
-    try:
-        assert [c.id for c, _ in off.rank_chunks(chunks, query, rerank=True)] == [c.id for c, _ in blend]
-        assert off.score_passages(query, ["x"]) is None
-    finally:
-        off.close()
+    assert off.score_passages(query, ["x"]) is None
+    off.close()
 
 
 def test_search_reranks_its_first_chunks_only_when_asked(contract, onnx):
@@ -143,13 +146,16 @@ def test_search_reranks_its_first_chunks_only_when_asked(contract, onnx):
     auto, on = _corpus(contract, "auto"), _corpus(contract, "onnx")
     try:
         plain = auto.hybrid(query, 10)
-        assert AUTO_RERANK["search"] is False  # measured: docs/embedders.md
+        assert AUTO_RERANK == {"search": False, "read": False}  # measured: docs/embedders.md
         reranked = on.hybrid(query, 10)
         top = min(on.RERANK_TOP, len(plain))
         by_model = onnx.score(query, [passage_text(h.doc, h.chunk) for h in plain[:top]])
         expected = [h.chunk.id for _, h in sorted(zip(by_model, plain[:top]), key=lambda x: -x[0])]
         assert [h.chunk.id for h in reranked[:top]] == expected
         assert [h.score for h in reranked] == [h.score for h in plain]
+        texts = [h.chunk.text for h in plain[:3]]
+        assert auto.score_passages(query, texts) == pytest.approx(onnx.score(query, texts), abs=1e-4), \
+            "other code (passages) can score with the collection's reranker whatever the places"
     finally:
         auto.close()
         on.close()

@@ -21,6 +21,21 @@ def test_serve_refuses_a_plan_with_problems_before_any_download(run_c1, tmp_path
     assert not (cache / "models").exists() and not (tmp_path / "hf").exists(), "nothing downloaded or converted"
 
 
+def test_serve_rollout_dry_run_plans_the_rl_rollout_server(run_c1, tmp_path):
+    """``c1 serve --rollout --dry-run --json``: the plan that ``c1 train rl --vllm-url`` needs."""
+    import json
+
+    env = {"C1_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    result = run_c1("serve", "--rollout", "--max-lora-rank", "32", "--dry-run", "--json", env=env)
+    plan = json.loads(result.stdout)
+    assert plan["env"] == {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"}
+    command = plan["command"]
+    assert "--enable-lora" in command and command[command.index("--logprobs-mode") + 1] == "processed_logprobs"
+    assert command[command.index("--max-lora-rank") + 1] == "32"
+    plain = json.loads(run_c1("serve", "--dry-run", "--json", env=env).stdout)
+    assert plain["env"] == {} and "--logprobs-mode" not in plain["command"]
+
+
 def test_api_only_refuses_port_and_names_api_port(run_c1):
     result = run_c1("serve", "--api-only", "--port", "9123", timeout=60)  # on failure it would serve on 8080
     result.assert_one_line_error(2, "--api-port 9123")

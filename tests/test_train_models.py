@@ -139,14 +139,134 @@ def test_harmony_renderer_follows_vllm_and_round_trips():
     call = {"role": "assistant", "content": "", "reasoning": "next hop",
             "tool_calls": [{"id": "c2", "function": {"name": "search_corpus", "arguments": '{"query":"y"}'}}]}
     _, completion = r.sample(messages, tools, call)
-    assert r.decode(completion) == ("<|channel|>analysis<|message|>next hop<|end|><|start|>assistant<|channel|>commentary "
-                                    'to=functions.search_corpus <|constrain|>json<|message|>{"query":"y"}<|call|>')
+    # one spelling: the completion is what history re-renders later (the library's header), so that
+    # a prompt plus its completion starts the next prompt
+    assert r.decode(completion) == ("<|channel|>analysis<|message|>next hop<|end|><|start|>assistant to=functions.search_corpus"
+                                    '<|channel|>commentary json<|message|>{"query":"y"}<|call|>')
     back = r.parse(completion, {})
     assert back.reasoning == "next hop" and [(c.name, c.arguments) for c in back.tool_calls] == [("search_corpus", '{"query":"y"}')]
     _, completion = r.sample(messages, tools, {"role": "assistant", "content": "<Document id=\"a\"></Document>"})
     assert r.decode(completion).endswith("<|channel|>final<|message|><Document id=\"a\"></Document><|return|>")
     assert r.parse(completion, {}).text == '<Document id="a"></Document>'
     assert r.parse(r.enc.encode("cut off <|channel|>", allowed_special="all"), {}).tool_calls == []
+
+
+TWO_CALLS = {"role": "assistant", "content": "", "reasoning": "two independent lookups",
+             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search_corpus", "arguments": '{"query": "Rush drummer"}'}},
+                            {"id": "c2", "type": "function", "function": {"name": "grep_corpus", "arguments": '{"pattern": "Peart"}'}}]}
+TWO_RESULTS = [{"role": "tool", "tool_call_id": "c1", "name": "search_corpus", "content": '<chunk id="a_0">Neil Peart</chunk>'},
+               {"role": "tool", "tool_call_id": "c2", "name": "grep_corpus", "content": '<chunk id="b_0">Peart</chunk>'}]
+
+
+def _stops_inside(completion: list[int], stops: list[int]) -> list[int]:
+    return [i for i, t in enumerate(completion) if t in stops]
+
+
+def test_a_multi_call_teacher_turn_trains_what_the_sampler_stops_at():
+    """gpt-oss stops at <|call|> (vLLM adds it to the stop tokens; so does c1's sampler): a teacher
+    turn with two calls is two completions, each with exactly one stop token, at its end; the second
+    is prompted with the first call and its result, and the next turn's prompt continues them all
+    (it used to be one completion with <|call|> in the middle, tokens no sampler ever produces)."""
+    pytest.importorskip("openai_harmony")
+    from c1.train.cispo import pack_turns
+    from c1.train.policy import Turn
+    from c1.train.render import HarmonyRenderer
+
+    r = HarmonyRenderer(start_date="2026-01-01")
+    call, ret = r.enc.encode("<|call|>", allowed_special="all")[0], r.enc.encode("<|return|>", allowed_special="all")[0]
+    assert set(r.stop_ids) == {call, ret}
+    messages = [{"role": "system", "content": "Find documents."}, {"role": "user", "content": "Who drummed for Rush?"}]
+    pairs = r.samples(messages, [], TWO_CALLS, TWO_RESULTS)
+    assert len(pairs) == 2
+    for prompt, completion in pairs:
+        assert _stops_inside(completion, r.stop_ids) == [len(completion) - 1] and completion[-1] == call
+        assert len(r.parse(completion, {}).tool_calls) == 1
+    assert [r.parse(c, {}).tool_calls[0].name for _, c in pairs] == ["search_corpus", "grep_corpus"]
+    first, second = pairs
+    assert second[0][: len(first[0]) + len(first[1])] == first[0] + first[1], "call 2's prompt continues call 1"
+    assert "Neil Peart" in r.decode(second[0][len(first[0]) + len(first[1]):]), "and holds call 1's result"
+    assert "Neil Peart" not in r.decode(first[0])
+    with pytest.raises(ValueError, match="one tool call"):
+        r.sample(messages, [], TWO_CALLS)
+    # the next turn, rendered from the teacher's context (calls then results), continues both
+    after = messages + [TWO_CALLS] + TWO_RESULTS
+    final = r.completion_ids({"role": "assistant", "content": '<Document id="a"></Document>'})
+    assert _stops_inside(final, r.stop_ids) == [len(final) - 1] and final[-1] == ret
+    packed = pack_turns([Turn(p, c) for p, c in pairs] + [Turn(r.prompt_ids(after, []), final)])
+    assert len(packed) == 1 and len(packed[0].spans) == 3
+    # and SFT builds exactly those samples from a collected trajectory record
+    from c1.train.sft import build_samples
+
+    record = {"task_id": "t", "run": 0, "tools": [], "steps": [{"n_messages": 2, "pruned": []}, {"n_messages": 5, "pruned": []}],
+              "messages": [{"role": "system", "content": "Find documents."}, {"role": "user", "content": "Who drummed for Rush?"},
+                           {"role": "assistant", "content": "", "reasoning": "two independent lookups",
+                            "tool_calls": [{"id": c["id"], "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+                                           for c in TWO_CALLS["tool_calls"]]},
+                           *[{"role": "tool", "tool_call_id": m["tool_call_id"], "name": m["name"], "content": m["content"]}
+                             for m in TWO_RESULTS],
+                           {"role": "assistant", "content": '<Document id="a"></Document>'}]}
+    samples, rep = build_samples([record], r, 100_000)
+    assert (rep.turns, rep.samples, rep.unrenderable) == (2, 3, 0)
+    for sample in samples:
+        completion = [t for t, label in zip(sample["input_ids"], sample["labels"]) if label != -100]
+        assert _stops_inside(completion, r.stop_ids) == [len(completion) - 1]
+    assert [sample["input_ids"] for sample in samples[:2]] == [p + c for p, c in pairs]
+
+
+def test_a_multi_call_turn_is_one_chat_template_generation(tiny):
+    """A chat-template model writes all its calls in one reply: one completion, both calls, one
+    stop token (its end of turn) at the end."""
+    tok, r = _renderer(tiny)
+    messages = [{"role": "system", "content": "Find documents."}, {"role": "user", "content": "Who drummed for Rush?"}]
+    pairs = r.samples(messages, [], TWO_CALLS, TWO_RESULTS)
+    assert len(pairs) == 1
+    completion = pairs[0][1]
+    assert _stops_inside(completion, r.stop_ids) == [len(completion) - 1]
+    assert [c.name for c in r.parse(completion, {"search_corpus": "query", "grep_corpus": "pattern"}).tool_calls] == \
+        ["search_corpus", "grep_corpus"]
+
+
+class ScriptedHarmony:
+    """A generator that 'samples' given assistant turns, rendered as harmony completions."""
+
+    def __init__(self, replies: list[dict]):
+        from c1 import harmony as hm
+
+        self.completions = [hm.completion_ids(r) for r in replies]
+
+    def generate(self, prompt_ids, max_new_tokens, temperature, stop_ids):
+        return self.completions.pop(0)
+
+
+def test_a_harmony_trajectory_through_the_loop_packs_into_one_sequence(hotpot):
+    """Three turns of the real loop (search, grep, final answer) sampled as harmony tokens: each
+    prompt starts with the previous prompt and completion, so RL scores the whole trajectory in one
+    forward pass (before, the completion spelled the call header otherwise than history did, and
+    every turn was a sequence of its own)."""
+    pytest.importorskip("openai_harmony")
+    from c1.agent.tools import ToolConfig
+    from c1.train.cispo import pack_turns
+    from c1.train.collect import run_task
+    from c1.train.policy import TokenPolicy
+    from c1.train.render import HarmonyRenderer
+
+    settings, corpus, tasks, _ = hotpot
+    task = tasks[0]
+    replies = [
+        {"role": "assistant", "content": "", "reasoning": "search first",
+         "tool_calls": [{"id": "x", "function": {"name": "search_corpus", "arguments": json.dumps({"query": task["question"]})}}]},
+        {"role": "assistant", "content": "", "reasoning": "then grep",
+         "tool_calls": [{"id": "y", "function": {"name": "grep_corpus", "arguments": '{"pattern": "the"}'}}]},
+        {"role": "assistant", "content": "done", "reasoning": "enough"},
+    ]
+    renderer = HarmonyRenderer(start_date="2026-01-01")
+    policy = TokenPolicy(renderer, ScriptedHarmony(replies), max_new_tokens=512)
+    res = run_task(corpus, settings, task, policy, 0, ToolConfig())
+    assert all(t.completion_ids[-1] in renderer.stop_ids for t in policy.turns)
+    assert res.agent.stats["turns"] == 3 and res.agent.stats["tool_calls"] == 2
+    packed = pack_turns(policy.turns)
+    assert len(packed) == 1, [len(p.spans) for p in packed]
+    assert packed[0].spans == [(len(t.prompt_ids), len(t.prompt_ids) + len(t.completion_ids)) for t in policy.turns]
 
 
 # --- collect → SFT --------------------------------------------------------------------------------
@@ -392,3 +512,28 @@ def test_the_rollouts_of_a_group_share_the_pool(hotpot, tiny, tmp_path):
     groups = trainer.rollouts(tasks[:1], beta=4.0)
     assert [len(g) for g in groups] == [4] and [r.index for r in groups[0]] == [0, 1, 2, 3]
     assert gen.most == 4, f"the four rollouts of one task ran {gen.most} at a time"
+
+
+def test_a_sampled_turn_cut_before_its_stop_token_is_truncated(hotpot):
+    """The RL sampler's turn that hits max_new_tokens (no <|call|> / <|return|> at its end) is a
+    budget stop of the loop (``truncated``), never the answer."""
+    pytest.importorskip("openai_harmony")
+    from c1 import harmony as hm
+    from c1.agent.tools import ToolConfig
+    from c1.train.collect import run_task
+    from c1.train.policy import TokenPolicy
+    from c1.train.render import HarmonyRenderer
+
+    settings, corpus, tasks, _ = hotpot
+    answer = hm.completion_ids({"role": "assistant", "content": '<Document id="x"><Justification>j</Justification></Document>'})
+
+    class Cut:
+        def generate(self, prompt_ids, max_new_tokens, temperature, stop_ids):
+            return answer[:-1]  # the same answer without its <|return|>: cut at the cap
+
+    renderer = HarmonyRenderer(start_date="2026-01-01")
+    res = run_task(corpus, settings, tasks[0], TokenPolicy(renderer, Cut(), max_new_tokens=64), 0, ToolConfig())
+    assert res.finished.stop_reason == "truncated"
+    whole = run_task(corpus, settings, tasks[0], TokenPolicy(renderer, type("W", (), {
+        "generate": lambda self, *a: list(answer)})(), max_new_tokens=64), 0, ToolConfig())
+    assert whole.finished.stop_reason in ("answer", "unparsed_answer")

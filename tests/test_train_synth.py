@@ -70,7 +70,9 @@ class AlgoTeacher:
     def explore(self, user: str) -> dict:
         chunks = [(cid, text.split()) for cid, text in _CHUNK.findall(user)]
         seed_words = chunks[0][1]
-        truth = next(e for e in entities(" ".join(seed_words)) if len(e.split()) <= 4)
+        truth = next((e for e in entities(" ".join(seed_words)) if len(e.split()) <= 4), None)
+        if truth is None:  # a seed that names nothing: a refusal (never an exception in the handler)
+            return {}
         items = [{"chunk_id": cid, "quotes": [self.quote(w[:8], i)]} for i, (cid, w) in enumerate(chunks[:3])]
         clues = [{"chunk_id": cid, "quote": self.quote(w[2:10], i), "text": f"a passage about something notable, part {i}"}
                  for i, (cid, w) in enumerate(chunks[:3])]
@@ -78,18 +80,26 @@ class AlgoTeacher:
                 "question": "Which name do these clues point to?"}
 
     def extend(self, user: str) -> dict:
+        """The next hop from the first candidate chunk (by id: the order the prompt lists them in
+        follows the index build) that names a new entity; ``{}`` (a refusal the pipeline rejects)
+        when none does. It used to take the first listed candidate only and raise StopIteration
+        inside the handler when that one named nothing usable (1 run in 3)."""
         earlier = re.search(r"Earlier answers \(never name them\): (.*)\n", user).group(1).split(", ")
         cands = re.findall(r'\(link: ([^)]*)\)\n<chunk id="([^"]+)" title="[^"]*">\n(.*?)\n</chunk>', user, re.DOTALL)
-        link, cid, text = cands[0]
-        words = text.split()
-        truth = next(e for e in entities(text) if e != link and e not in earlier and len(e.split()) <= 4
-                     and link not in e and e not in link)
-        first = truth.split()[0]
-        at = next(i for i, w in enumerate(words) if w.strip(".,;:()'\"").startswith(first))
-        return {"chunk_id": cid, "link": link, "truth": truth, "truth_type": "other",
-                "quotes": [self.quote(words[max(0, at - 3): at + 6], 0)],
-                "clue": {"text": "another passage, about what came next", "quote": self.quote(words[:8], 1)},
-                "question": "Following that thread one step further, which name comes up?"}
+        for link, cid, text in sorted(cands, key=lambda c: c[1]):
+            words = text.split()
+            for truth in entities(text):
+                if truth == link or truth in earlier or len(truth.split()) > 4 or link in truth or truth in link:
+                    continue
+                first = truth.split()[0]
+                at = next((i for i, w in enumerate(words) if w.strip(".,;:()'\"").startswith(first)), None)
+                if at is None:
+                    continue
+                return {"chunk_id": cid, "link": link, "truth": truth, "truth_type": "other",
+                        "quotes": [self.quote(words[max(0, at - 3): at + 6], 0)],
+                        "clue": {"text": "another passage, about what came next", "quote": self.quote(words[:8], 1)},
+                        "question": "Following that thread one step further, which name comes up?"}
+        return {}
 
     def close(self):
         self.httpd.shutdown()

@@ -19,6 +19,7 @@ past ``GREP_CACHE_CHARS``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -84,9 +85,11 @@ class RerankWeights:
     fused: float = 1.0
 
 
-AUTO_RERANK = {"search": False, "read": True}
-"""Where ``--rerank auto`` re-ranks with the cross-encoder: the ranking of a document's chunks
-(read_document), not the hybrid search's (docs/embedders.md has the measurements)."""
+AUTO_RERANK = {"search": False, "read": False}
+"""Where ``--rerank auto`` re-ranks with the cross-encoder: nowhere yet, by measurement (docs/embedders.md):
+on the legal slice it put a gold clause first in a document's chunks less often than the cosine/coverage
+blend (0.19-0.20 against 0.29, 80 questions) at 13-17 s a document on the loaded 2 cores, and it did not
+lift a bge hybrid search. ``--rerank onnx`` (or a server's URL) turns both places on."""
 
 
 class Corpus:
@@ -118,6 +121,8 @@ class Corpus:
         self._qcache: dict[str, object] = {}
         self._asked: dict[str, object] = {}
         self._lock = threading.Lock()
+        self._users: dict[int, int] = {}
+        """Calls in progress per store (by ``id``): a store replaced by a re-open is closed when its last call ends."""
         self._open()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="c1-search")
 
@@ -146,7 +151,8 @@ class Corpus:
 
     def refresh(self) -> bool:
         """Reopen the collection if ``c1 index`` changed it since it was opened; True when it did.
-        Searches already running keep the stores they started with."""
+        The old store is closed (its manifest, lexical index, vector client) once no call is reading
+        it (:meth:`_held`)."""
         with self._lock:
             try:
                 same_file = _file_id(self.store.manifest.path) == self._manifest_id
@@ -163,8 +169,31 @@ class Corpus:
                 if not self.settings.embed_url and builtin_for(self.settings) != self.embedder.name:
                     self.embedder = embedder_for(self.settings)
                     self._qcache.clear()
-            self._open()  # the old store is left to the searches that hold it, and then to the collector
-            return True
+            old = self.store
+            self._open()
+            idle = self._users.get(id(old), 0) == 0
+        if idle:  # else the last call still reading it closes it (_held)
+            old.close()
+        return True
+
+    @contextlib.contextmanager
+    def _held(self):
+        """The current store, for one call: a re-open meanwhile does not close it under the call."""
+        with self._lock:
+            store = self.store
+            key = id(store)
+            self._users[key] = self._users.get(key, 0) + 1
+        try:
+            yield store
+        finally:
+            with self._lock:
+                self._users[key] -= 1
+                last = self._users[key] == 0
+                if last:
+                    del self._users[key]
+                retired = last and store is not self.store
+            if retired:
+                store.close()
 
     def close(self) -> None:
         self.store.close()
@@ -178,7 +207,8 @@ class Corpus:
             if doc_id in docs:
                 docs.move_to_end(doc_id)
                 return docs[doc_id]
-        rec = self.store.manifest.doc(doc_id)
+        with self._held() as store:
+            rec = store.manifest.doc(doc_id)
         if rec is None:
             return None
         with self._lock:
@@ -188,10 +218,12 @@ class Corpus:
         return rec
 
     def chunks(self, ids: list[str]) -> list[Chunk]:
-        return self.store.manifest.chunks(ids)
+        with self._held() as store:
+            return store.manifest.chunks(ids)
 
     def doc_chunks(self, doc_id: str) -> list[Chunk]:
-        return self.store.manifest.doc_chunks(doc_id)
+        with self._held() as store:
+            return store.manifest.doc_chunks(doc_id)
 
     @property
     def all_chunks(self) -> Iterable[tuple[str, str]]:
@@ -241,11 +273,11 @@ class Corpus:
         the model package). A named reranker that fails is an error; ``auto`` falls back to no re-ranking."""
         if self.settings.rerank == "off" or self._rerank_problem is not None:
             return None
-        from c1.corpus.rerankers import RerankerError, make_reranker
+        from c1.corpus.rerankers import make_reranker
 
         try:
             if self._reranker is None:
-                self._reranker = make_reranker(self.settings.rerank, self.settings.embed_api_key)
+                self._reranker = make_reranker(self.settings.rerank)
             return self._reranker.score(query, texts)
         except EmbedderError as exc:  # RerankerError, or the model package missing
             if self.settings.rerank != "auto":
@@ -271,17 +303,19 @@ class Corpus:
         """How many chunks of the collection hold ``phrase`` (cached: titles are asked about often)."""
         got = self._mentions.get(phrase)
         if got is None:
-            lexical = self.store.lexical
-            if lexical is None:  # damaged (see warnings): nothing is known to be common
-                return 0
-            if len(self._mentions) >= self.DOC_CACHE:
-                self._mentions.clear()
-            got = self._mentions[phrase] = lexical.phrase_count(phrase)
+            with self._held() as store:
+                lexical = store.lexical
+                if lexical is None:  # damaged (see warnings): nothing is known to be common
+                    return 0
+                if len(self._mentions) >= self.DOC_CACHE:
+                    self._mentions.clear()
+                got = self._mentions[phrase] = lexical.phrase_count(phrase)
         return got
 
     def bm25(self, query: str, k: int) -> list[tuple[str, float]]:
-        lexical = self.store.lexical
-        return lexical.search(query, k) if lexical is not None else []  # None: damaged (see warnings)
+        with self._held() as store:
+            lexical = store.lexical
+            return lexical.search(query, k) if lexical is not None else []  # None: damaged (see warnings)
 
     def dense(self, vector, k: int) -> list[tuple[str, float]]:
         return self._from_vectors(lambda vectors: vectors.query(vector, k))
@@ -291,14 +325,20 @@ class Corpus:
         client keeps its index in memory, so while ``c1 index`` (a watch) writes, ids that the manifest and
         the lexical index already show can be missing from it ("Error finding id")."""
         try:
-            return read(self.store.vectors)
+            with self._held() as store:
+                return read(store.vectors)
         except C1Error:
             from c1.corpus.vectors import fresh_clients
 
             with self._lock:
                 fresh_clients()
+                old = self.store
                 self._open()
-            return read(self.store.vectors)
+                idle = self._users.get(id(old), 0) == 0
+            if idle:
+                old.close()
+            with self._held() as store:
+                return read(store.vectors)
 
     def candidates(self, query: str, exclude: set[str] = frozenset(), vector=None,
                    n: int | None = None) -> tuple[list[tuple[str, float]], dict, set[str]]:

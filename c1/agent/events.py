@@ -83,6 +83,16 @@ class BudgetWarning(Event):
 
 
 @dataclass
+class ReplyTruncated(Event):
+    """The model's reply was cut by its token cap: the run ends without its answer."""
+    turn: int = 0
+    completion_tokens: int | None = None
+    cap: int | None = None
+    documents: int = 0
+    """How many documents the run falls back to (those it was shown)."""
+
+
+@dataclass
 class AssistantText(Event):
     turn: int = 0
     text: str = ""
@@ -93,7 +103,7 @@ class AssistantText(Event):
 class Finished(Event):
     documents: list[dict] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
-    stop_reason: str = "answer"  # answer | max_turns | error
+    stop_reason: str = "answer"  # answer | unparsed_answer | max_turns | budget | truncated | cancelled | error
 
 
 @dataclass
@@ -108,6 +118,7 @@ _KINDS = {
     ToolResult: "tool_result",
     ChunksPruned: "chunks_pruned",
     BudgetWarning: "budget_warning",
+    ReplyTruncated: "reply_truncated",
     AssistantText: "assistant_text",
     Finished: "finished",
     RunError: "error",

@@ -7,7 +7,13 @@ The context budget is a ceiling on every request sent: each turn the policy is t
 reply may be (``AgentState.max_reply_tokens``; near the limit that is little, enough for a prune
 or a short answer), an observation that would not fit is replaced by a short error (its chunks
 are not counted as shown), and a run whose context has no room left at all ends (stop reason
-``budget``).
+``budget``). A reply cut by that cap (``Reply.truncated``) is no answer either: the run ends
+(stop reason ``truncated``) with the documents it was shown, and a warning says so.
+
+A model server that fails is not an empty result: the run reports it and raises
+:class:`~c1.agent.policy.ModelServerError`, which the front ends turn into exit 2 / HTTP 502.
+Final answers name only documents the run was shown: an id the model invented is dropped, even
+when the corpus happens to hold it.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from c1.agent import events as ev
 from c1.agent.context import MIN_REPLY, Block, Context, Message, ToolCall
 from c1.agent.output import Ranked, parse_final
-from c1.agent.policy import AgentState, Policy, PolicyError, Reply
+from c1.agent.policy import AgentState, ModelServerError, Policy, PolicyError, Reply
 from c1.agent.tools import PRUNE, Observation, Tools
 from c1.corpus.ids import doc_of
 
@@ -74,11 +80,19 @@ class Agent:
             counted = ctx.counted()
             try:
                 reply = self.policy.next(state)
+            except ModelServerError as exc:
+                yield ev.RunError(r, str(exc))
+                raise
             except PolicyError as exc:
                 yield ev.RunError(r, str(exc))
                 stop = "error"
                 break
             self._count_tokens(reply, sent, counted)
+            if reply.truncated:  # cut by max_tokens: neither an answer nor calls to trust
+                stop = "truncated"
+                yield ev.ReplyTruncated(r, turn, reply.completion_tokens, state.max_reply_tokens,
+                                        len({s.doc_id for s in ctx.visible().values()}))
+                break
             calls = _unique_ids(reply.tool_calls)
             ctx.add(Message("assistant", reply.text, calls, reasoning=reply.reasoning))
             if reply.text or reply.reasoning:
@@ -98,7 +112,7 @@ class Agent:
                 warned = level
                 yield ev.BudgetWarning(r, turn, ctx.used(), ctx.budget, level)
         final = getattr(self.policy, "final", None)  # an answer that costs no reply (the built-in policy's)
-        if stop in ("budget", "max_turns") and final is not None:
+        if stop in ("budget", "max_turns", "truncated") and final is not None:
             self.ranked, structured = list(final(self._state(question, self.stats["turns"], 0))), True
         if not structured and (stop != "answer" or not self.ranked):
             self.ranked = self._fallback()
@@ -182,14 +196,11 @@ class Agent:
 
     # the answer -------------------------------------------------------------------------
     def _resolve(self, raw: str) -> str | None:
-        """A document id the model wrote (or a chunk id of it) → a document id it has seen."""
+        """A document id the model wrote (or a chunk id of it) → a document the run was shown, else
+        None: an id it never saw is invented, even when the corpus holds a document by that id."""
         seen_docs = {s.doc_id for s in self.context.shown.values()}
         for cand in (raw, raw.lower(), doc_of(raw), doc_of(raw.lower())):
             if cand in seen_docs:
-                return cand
-        corpus = self.tools.corpus
-        for cand in (raw, raw.lower(), doc_of(raw.lower())):
-            if corpus.doc(cand) is not None:
                 return cand
         return None
 

@@ -149,13 +149,13 @@ class RerankerScorer:
 
 def make_scorer(corpus=None, kind: str = "auto") -> Scorer:
     """The passage scorer: ``terms`` (:class:`TermDenseScorer`; ``lexical``: its terms alone), ``reranker`` (the cross-encoder, an
-    ImportError where c1 has none), or ``auto``: the corpus's reranker where it re-ranks a document's
-    chunks (``Corpus.reranks("read")``), else terms."""
+    ImportError where c1 has none), or ``auto``: the corpus's cross-encoder (measured the better for
+    passages: bench/passages.py, whatever ``--rerank auto`` does for chunks), terms under ``--rerank off``."""
     if kind == "reranker":
         from c1.corpus.rerankers import make_reranker
 
         return RerankerScorer(make_reranker("onnx", None).score)
-    if kind == "auto" and hasattr(corpus, "score_passages") and corpus.reranks("read"):
+    if kind == "auto" and hasattr(corpus, "score_passages"):  # None under --rerank off: then terms
         return RerankerScorer(corpus.score_passages, TermDenseScorer(corpus))
     return TermDenseScorer(corpus, dense=kind != "lexical")
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from c1.agent.context import ToolCall
+from c1.errors import C1Error
 
 if TYPE_CHECKING:
     from c1.agent.context import Context
@@ -21,6 +22,9 @@ class Reply:
     ranked: list | None = None
     """A final answer the policy also gives in structured form (``output.Ranked``: ids, verbatim
     justifications, confidences); the loop takes it instead of parsing ``text``."""
+    truncated: bool = False
+    """The generation was cut by its token cap (``finish_reason: "length"``, no stop token): what it
+    holds is not an answer, and a call in it may be half written."""
 
 
 @dataclass
@@ -43,6 +47,16 @@ class AgentState:
 
 class PolicyError(Exception):
     """The policy cannot produce a reply (server down, wrong model): ends the run with an error."""
+
+
+class ModelServerError(C1Error, PolicyError):
+    """The model server failed (unreachable, HTTP error, a reply that is not a completion): not an
+    empty result but an error the front ends report with the server's reason (exit 2, HTTP 502).
+    The loop ends the run and raises it."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 class Policy(Protocol):

@@ -24,6 +24,7 @@ from c1.agent.policy import Policy
 from c1.agent.result import SearchResult
 from c1.agent.tools import ToolConfig, Tools
 from c1.config import Settings
+from c1.corpus.copies import collapse, present
 
 
 def search_with(corpus: Corpus, settings: Settings, question: str, choice, on_event: Callable[[ev.Event], None] = lambda e: None,
@@ -92,8 +93,9 @@ def run_search(
     for docs in runs:
         for d in docs:
             justification.setdefault(d["id"], d.get("justification", ""))
-    fused = fuse(runs, by_score=scored)[: settings.max_docs]
-    documents = [_document(corpus, agents, doc_id, score, justification.get(doc_id, "")) for doc_id, score in fused]
+    fused, copies = collapse(corpus.store.manifest, fuse(runs, by_score=scored))  # byte-identical files: one result
+    documents = [present(corpus, _document(corpus, agents, doc_id, score, justification.get(doc_id, "")), copies.get(doc_id))
+                 for doc_id, score in fused[: settings.max_docs]]
     stats = _merge_stats([finished[i].stats for i in sorted(finished)], time.perf_counter() - started)
     stats["stop_reasons"] = [finished[i].stop_reason for i in sorted(finished)]
     policy = agents[0].policy

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from c1.config import Settings
+from c1.config import Settings, query_problem
 from c1.console import emit_json, err, note, warn
 from c1.errors import C1Error
 
@@ -44,7 +44,8 @@ def read_questions(lines: Iterable[str]) -> Iterator[Question]:
         if not text:
             continue
         if not text.startswith("{"):
-            yield Question(number, text)
+            problem = query_problem(text)
+            yield Question(number, None, f"line {number}: {problem}") if problem else Question(number, text)
             continue
         try:
             record = json.loads(text)
@@ -55,6 +56,8 @@ def read_questions(lines: Iterable[str]) -> Iterator[Question]:
         query = record.get("query")
         if not isinstance(query, str) or not query.strip():
             yield Question(ident, None, f'line {number}: a JSON line needs "query", a non-empty string')
+        elif problem := query_problem(query.strip()):
+            yield Question(ident, None, f"line {number}: {problem}")
         else:
             yield Question(ident, query.strip())
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import time
 from contextlib import contextmanager
 
 from c1.config import DEBOUNCE, Settings
-from c1.console import emit_json, err, escape, stderr_is_tty, warn
+from c1.console import emit_json, err, escape, printable, stderr_is_tty, warn
 from c1.errors import C1Error
 
 
@@ -29,13 +30,40 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
 
         return run_watch(settings, embedder, paths, json_out=json_out, quiet=quiet, rebuild=rebuild,
                          debounce=DEBOUNCE if debounce is None else debounce)
-    with progress(not quiet and stderr_is_tty()) as on_progress:
-        report = Indexer(settings, embedder, progress=on_progress).run(paths, rebuild=rebuild)
+    try:
+        with progress(not quiet and stderr_is_tty()) as on_progress:
+            report = Indexer(settings, embedder, progress=on_progress).run(paths, rebuild=rebuild)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(interrupted(settings)) from None  # the CLI prints it (exit 130)
     if json_out:
         emit_json(report.to_json())
     if not quiet:
         _summary(report)
+    elif strict and report.skipped:  # the exit code says that files were skipped: say which, even with -q
+        _skipped(report)
     return 1 if strict and report.skipped else 0
+
+
+def interrupted(settings: Settings) -> str:
+    """What Ctrl-C left: the files committed before it are kept, and the next run goes on from there (it
+    re-reads only what is not indexed yet, and takes back the vectors kept of a long file in hand)."""
+    from c1.corpus.manifest import Manifest
+
+    path = settings.collection_dir / "manifest.sqlite"
+    try:
+        manifest = Manifest(path, readonly=True)
+        try:
+            counts, kept = manifest.counts(), manifest.kept_count()
+            counts["files"] = manifest.indexed_count()  # not those skipped (kept to be retried)
+        finally:
+            manifest.close()
+    except Exception:  # nothing was written yet (or it cannot be read now): nothing to keep
+        return "interrupted before anything was indexed"
+    line = (f"interrupted: what was indexed is kept ({counts['files']:,} files, {counts['chunks']:,} chunks in "
+            f"{settings.collection!r}); run the same `c1 index` again to go on from there")
+    if kept:
+        line += f", reusing the {kept:,} chunks already embedded of the file in hand"
+    return line
 
 
 def _summary(report) -> None:
@@ -52,13 +80,18 @@ def _summary(report) -> None:
     if report.unsupported:
         con.print(_unsupported_line(report.unsupported), soft_wrap=True, markup=False)
     if report.skipped:
-        warn(f"{len(report.skipped)} file(s) skipped:")
-        for item in report.skipped[:20]:
-            con.print(f"  {item['path']}: {item['reason']}", soft_wrap=True, markup=False)
-        if len(report.skipped) > 20:
-            con.print(f"  … and {len(report.skipped) - 20} more (see --json)")
+        _skipped(report)
     for item in report.warnings[:5]:
-        warn(f"{item['path']}: {item['warning']}")
+        warn(f"{printable(item['path'])}: {item['warning']}")
+
+
+def _skipped(report) -> None:
+    con = err()
+    warn(f"{len(report.skipped)} file(s) skipped:")
+    for item in report.skipped[:20]:
+        con.print(f"  {printable(item['path'])}: {item['reason']}", soft_wrap=True, markup=False)
+    if len(report.skipped) > 20:
+        con.print(f"  … and {len(report.skipped) - 20} more (see --json)")
 
 
 def _unsupported_line(counts: dict[str, int]) -> str:
@@ -86,9 +119,9 @@ def progress(show: bool):
 
 
 class _progress_bar:
-    """A rich progress bar on stderr (files, chunks, rate, ETA, the page OCR is reading), or
-    nothing. Entering gives the progress callback; its ``ocr_page(file, page, pages)`` shows
-    OCR's progress inside a file, which can take minutes."""
+    """The progress lines on stderr while indexing (:func:`progress_lines`), or nothing. Entering gives
+    the progress callback; its ``ocr_page(file, page, pages)`` shows OCR's progress inside a file,
+    which can take minutes."""
 
     def __init__(self, show: bool):
         self.show = show
@@ -98,30 +131,116 @@ class _progress_bar:
             update = lambda p: None  # noqa: E731
             update.ocr_page = lambda path, page, pages: None
             return update
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.live import Live
+        from rich.text import Text
 
-        self.bar = Progress(
-            TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
-            TextColumn("{task.fields[chunks]} chunks · {task.fields[rate]}/s"),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[note]}", markup=False),
-            console=err(), transient=True,
-        )
-        self.bar.__enter__()
-        self.task = self.bar.add_task("index", total=None, chunks=0, rate="0.0", note="")
+        self.state, self.ocr, self.started = None, "", time.monotonic()
+        self.sizes = FileSizes()
+        console = err()
+
+        def render():
+            if self.state is None:
+                return Text("indexing: looking at the files…")
+            lines = progress_lines(self.state, time.monotonic() - self.started, console.width, self.sizes, self.ocr)
+            return Text("\n".join(lines), no_wrap=True, overflow="ellipsis")
+
+        self.live = Live(console=console, transient=True, refresh_per_second=4, get_renderable=render)
+        self.live.__enter__()
 
         def update(p):
-            elapsed = self.bar.tasks[0].elapsed or 0.0
-            rate = f"{p.chunks_done / elapsed:.1f}" if elapsed else "0.0"
-            note = f"{os.path.basename(p.current)} p. {p.page}/{p.pages}" if p.page else ""  # a long file, as it is read
-            self.bar.update(self.task, total=p.files_total, completed=p.files_done, chunks=p.chunks_done, rate=rate,
-                            note=note)  # an OCR note is about a file now done
+            self.state, self.ocr = p, ""  # an OCR note is about a file now done
 
         def ocr_page(path, page, pages):
-            self.bar.update(self.task, note=f"OCR {os.path.basename(path)} page {page}/{pages}")
+            self.ocr = f"OCR page {page}/{pages}"
 
         update.ocr_page = ocr_page
         return update
 
     def __exit__(self, *exc):
         if self.show:
-            self.bar.__exit__(*exc)
+            self.live.__exit__(*exc)
+
+
+class FileSizes:
+    """The size of the file in hand, looked up once per file."""
+
+    def __init__(self):
+        self.path, self.size = None, 0
+
+    def __call__(self, path: str) -> int:
+        if path != self.path:
+            self.path = path
+            try:
+                self.size = os.stat(path).st_size
+            except OSError:
+                self.size = 0
+        return self.size
+
+
+BAR = 20
+"""Cells of the bar at most (it shrinks first when the line does not fit)."""
+
+
+def progress_lines(p, elapsed: float, width: int, size_of=None, ocr: str = "") -> list[str]:
+    """Two lines, each at most ``width`` cells: the run (share of the bytes done, files, chunks, time
+    left) and the file in hand (its name, the chunks of it embedded of its total, or the page being read).
+
+    The share and the time left count bytes, the committed files' and the embedded part of the file in
+    hand: files differ in size by orders of magnitude, so counting files said "ETA 3:33:35" two files in."""
+    size_of = size_of or FileSizes()
+    if p.files_total == 0:  # repairing from the manifest: no files, chunks re-embedded
+        return [_fit(f"repairing: {p.chunks_done:,} chunks embedded again from the manifest", width)]
+    done = p.bytes_done
+    if p.current and p.file_chunks:
+        done += size_of(p.current) * min(1.0, p.file_chunks_done / p.file_chunks)
+    share = min(1.0, done / p.bytes_total) if p.bytes_total else p.files_done / p.files_total
+    left = _time_left(elapsed, share)
+    tail = f" {share:4.0%} · {p.files_done:,}/{p.files_total:,} files · {p.chunks_done:,} chunks · {left}"
+    room = width - len("indexing ") - len(tail)
+    bar = _bar(share, min(BAR, room)) if room >= 6 else ""
+    first = _fit(f"indexing {bar}{tail}" if bar else f"indexing{tail}", width)
+    if not p.current:
+        return [first]
+    if p.page:
+        doing = f"page {p.page}/{p.pages}"
+    elif ocr:
+        doing = ocr
+    elif p.file_chunks:
+        doing = f"chunk {p.file_chunks_done:,}/{p.file_chunks:,}"
+    else:
+        doing = "reading"
+    name = printable(os.path.basename(p.current)) or printable(p.current)
+    second = f"  {_middle(name, max(8, width - len(doing) - 5))}  {doing}"
+    return [first, _fit(second, width)]
+
+
+def _time_left(elapsed: float, share: float) -> str:
+    """``4:12 left`` from the rate so far; ``–`` until a few seconds and a little of the work are done."""
+    if elapsed < 3 or share < 0.005:
+        return "time left –"
+    if share >= 1:
+        return "0:00 left"
+    seconds = int(elapsed * (1 - share) / share)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02}:{secs:02} left" if hours else f"{minutes}:{secs:02} left"
+
+
+def _bar(share: float, cells: int) -> str:
+    full = int(share * cells)
+    return "━" * full + ("╸" if full < cells else "") + "─" * max(0, cells - full - 1) + " "
+
+
+def _middle(text: str, cells: int) -> str:
+    """``text`` cut in its middle to ``cells`` (a file name keeps its start and its extension)."""
+    if len(text) <= cells:
+        return text
+    keep = cells - 1
+    return text[: keep - keep // 3] + "…" + text[len(text) - keep // 3:]
+
+
+def _fit(line: str, width: int) -> str:
+    """``line`` cut to ``width`` terminal cells (a wide character takes two)."""
+    from rich.cells import cell_len, set_cell_size
+
+    return line if cell_len(line) <= width else set_cell_size(line, max(0, width - 1)) + "…"

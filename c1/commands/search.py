@@ -7,9 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from c1.config import Settings
-from c1.console import emit_json, err, note, stderr_is_tty, warn
+from c1.config import Settings, query_problem
+from c1.console import emit_json, err, note, printable, stderr_is_tty, warn
 from c1.errors import C1Error
+from c1.said import first_time
 
 
 def run_search_command(settings: Settings, query: str | None, *, json_out: bool, jsonl: bool, quiet: bool,
@@ -26,13 +27,13 @@ def run_search_command(settings: Settings, query: str | None, *, json_out: bool,
         raise C1Error("give a QUESTION (or --batch FILE)")
     if jobs != 1:
         raise C1Error("--jobs goes with --batch")
-    if not query.strip():
-        raise C1Error("the question is empty")
+    if problem := query_problem(query):  # the API's limit too (c1.config)
+        raise C1Error(problem)
     if json_out and jsonl:
         raise C1Error("--json and --jsonl are exclusive")
     if save_trajectory:
         check_writable(save_trajectory, "--save-trajectory")
-    show = _Shown(settings, jsonl, quiet)
+    show = _Shown(settings, jsonl, quiet, json_out)
     result = None
     if uses_daemon(settings):
         from c1.daemon.client import search_via_daemon
@@ -65,8 +66,8 @@ class _Shown:
     """What the user sees on stderr while a search runs: the policy note, the corpus warnings, the live
     view, and the ``--jsonl`` events — fed by an in-process search or by the resident process alike."""
 
-    def __init__(self, settings: Settings, jsonl: bool, quiet: bool):
-        self.jsonl, self.quiet = jsonl, quiet
+    def __init__(self, settings: Settings, jsonl: bool, quiet: bool, json_out: bool = False):
+        self.jsonl, self.quiet, self.json_out, self.home = jsonl, quiet, json_out, settings.home
         self.consumers = []
         self.said = False
         if not quiet and stderr_is_tty():
@@ -82,8 +83,8 @@ class _Shown:
         self.said = True
         if policy_warning:  # the user named a model server that cannot be used: said even with --quiet
             warn(policy_warning)
-        elif not self.quiet and not self.jsonl:
-            note(f"c1: {policy_note}")
+        elif not self.quiet and not self.jsonl and (first_time(self.home, "policy", policy_note) or self.json_out):
+            note(f"c1: {policy_note}")  # once per home (c1/said.py), every time with --json
         for line in warnings:
             warn(line)
 
@@ -174,15 +175,17 @@ def plain_result(documents: list[dict], question: str):
 
     rows = []
     for rank, d in enumerate(documents, start=1):
-        where = _printable(d["path"]) + (f":{d['page']}" if d.get("page") is not None else "")
+        where = printable(d["path"]) + (f":{d['page']}" if d.get("page") is not None else "")
         grid = Table.grid(padding=(0, 1))
         grid.add_column(width=3, justify="right", no_wrap=True)
         grid.add_column(ratio=1, overflow="fold")
-        head = Text.assemble((_printable(d.get("title") or d["id"]), "bold"), "  ", (where, "cyan"), "  ",
+        head = Text.assemble((printable(d.get("title") or d["id"]), "bold"), "  ", (where, "cyan"), "  ",
                              (f"score {d['score']:.4f}", "green"), "  ", (d["id"], "dim"))
         grid.add_row(Text(f"{rank}."), head)
+        for other in d.get("paths", [])[1:]:  # byte-identical copies (c1/corpus/copies.py)
+            grid.add_row(Text(""), Text(f"also {printable(other)}", style="dim"))
         if d.get("justification"):
-            grid.add_row(Text(""), Text(_printable(d["justification"]), style="italic"))
+            grid.add_row(Text(""), Text(printable(d["justification"]), style="italic"))
         passages = d.get("passages") or []
         if passages:
             inner = Table.grid(padding=(0, 1))
@@ -191,15 +194,10 @@ def plain_result(documents: list[dict], question: str):
             inner.add_column(ratio=1, overflow="fold")
             for p in passages:
                 shown, marks = excerpt(p["text"], question)
-                text = Text(_printable(shown))
+                text = Text(printable(shown))
                 for a, b in marks:
                     text.stylize("bold yellow", a, b)
                 inner.add_row(f"p.{p['page']}" if p.get("page") is not None else "", f"{p['score']:.2f}", text)
             grid.add_row(Text(""), inner)
         rows.append(grid)
     return Group(*rows)
-
-
-def _printable(text: str) -> str:
-    """One line: control characters (a newline in a path or a title) shown as spaces."""
-    return "".join(" " if (ord(ch) < 32 or ord(ch) == 127) else ch for ch in str(text))

@@ -24,6 +24,8 @@ class VllmFlags:
     lora: tuple[str, ...]
     seed: int
     ready_timeout: float
+    rollout: bool = False
+    max_lora_rank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
         chroma_port=vllm.chroma_port, context_budget=settings.budget, gpu_memory_utilization=vllm.gpu_memory_utilization,
         tensor_parallel_size=vllm.tensor_parallel_size, lora=tuple(parse_lora(s) for s in vllm.lora), seed=vllm.seed,
         quantize=None if vllm.quantize == "none" else vllm.quantize, api_model=settings.model,
+        rollout=vllm.rollout, max_lora_rank=vllm.max_lora_rank,
     )
     the_plan = plan(opts)
     if dry_run or json_out:
@@ -73,7 +76,8 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
         from c1.serve.api import make_server
 
         model_settings = replace(settings, base_urls=(the_plan.url,), model=the_plan.api_model, policy="llm")
-        api_server = make_server(model_settings, **api.kwargs())  # bound now: a port clash fails before vLLM starts
+        # bound now: a port clash fails before vLLM starts; a request's budget may not outgrow vLLM's window
+        api_server = make_server(model_settings, **api.kwargs(), max_budget=the_plan.max_model_len - opts.reply_headroom)
 
     serving = threading.Event()
 

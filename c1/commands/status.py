@@ -1,6 +1,7 @@
 """``c1 status``: what is indexed, with which embedder, where, and whether the stores agree.
 
-Every collection folder of the home is listed. One that cannot be opened (damaged manifest, a
+Every collection folder of the home is listed, each checked in the store its manifest records (an
+embedded collection in the embedded store whatever ``--chroma-url`` says). One that cannot be opened (damaged manifest, a
 Chroma server that does not answer, a folder left by an older c1) gets a row with its reason;
 it never hides the others. Agreement means: the same chunk ids in the manifest, Chroma and the
 lexical index, the same content hash in the manifest and Chroma, and no interrupted run.
@@ -11,17 +12,18 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from c1.config import Settings, collection_name_problem
-from c1.console import emit_json, err, escape, warn
+from c1.config import Settings, collection_name_problem, is_eval_collection
+from c1.console import emit_json, err, escape, note, warn
 from c1.errors import C1Error
 
 
-def collection_names(home: Path) -> list[str]:
-    """Every folder under ``home/collections``, valid name or not, sorted."""
+def collection_names(home: Path, evals: bool = False) -> list[str]:
+    """Every folder under ``home/collections``, valid name or not, sorted; ``c1 eval``'s collections only
+    with ``evals`` (they are many, and not the user's)."""
     root = home / "collections"
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if p.is_dir())
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and (evals or not is_eval_collection(p.name)))
 
 
 def collection_status(settings: Settings) -> dict:
@@ -32,8 +34,11 @@ def collection_status(settings: Settings) -> dict:
     try:
         counts = manifest.counts()
         recorded = manifest.get_meta("embedder")
+        store_id = manifest.get_meta("chroma")
     finally:
         manifest.close()
+    if store_id in (None, "embedded"):  # looked at where it lives: --chroma-url names the server collections' store
+        settings = replace(settings, chroma_url=None)
     row = {
         "collection": settings.collection,
         "files": counts["files"],
@@ -102,14 +107,16 @@ def status_row(settings: Settings, name: str) -> dict:
                 "error": f"{type(exc).__name__}: {exc}"}
 
 
-def run_status(settings: Settings, *, only: str | None, json_out: bool) -> int:
-    names = collection_names(settings.home)
+def run_status(settings: Settings, *, only: str | None, json_out: bool, evals: bool = False) -> int:
+    names = collection_names(settings.home, evals=evals)
+    hidden = 0 if evals else len(collection_names(settings.home, evals=True)) - len(names)
     if only:
-        if only not in names:
+        if only not in collection_names(settings.home, evals=True):
             raise C1Error(f"no index named {only!r} under {settings.home}: run `c1 index PATH` first")
-        names = [only]
+        names, hidden = [only], 0
     if not names:
-        raise C1Error(f"no collections under {settings.home}: run `c1 index PATH` first")
+        more = f" (and {hidden} of `c1 eval`'s: c1 status --eval)" if hidden else ""
+        raise C1Error(f"no collections under {settings.home}{more}: run `c1 index PATH` first")
     rows = None
     if settings.daemon:
         from c1.daemon.client import status_via_daemon
@@ -119,9 +126,11 @@ def run_status(settings: Settings, *, only: str | None, json_out: bool) -> int:
         rows = [status_row(settings, n) for n in names]
     code = 0 if all(r["consistent"] for r in rows) else 1
     if json_out:
-        emit_json({"home": str(settings.home), "collections": rows})
+        emit_json({"home": str(settings.home), "collections": rows, "eval_collections_hidden": hidden})
         return code
     _table(settings, rows)
+    if hidden:
+        note(f"and {hidden} collection{'s' if hidden > 1 else ''} of `c1 eval` (c1 status --eval lists them)")
     for r in rows:
         if "error" in r:
             print(f"{r['collection']}\tBROKEN\t{r['error']}")

@@ -89,6 +89,12 @@ class Progress:
     page: int = 0
     """The page of ``current`` being read, of ``pages`` (0: not a paged file, or once it is read)."""
     pages: int = 0
+    bytes_total: int = 0
+    """Bytes of the files to index, and of those committed (the progress line's ETA is by bytes)."""
+    bytes_done: int = 0
+    file_chunks: int = 0
+    """Chunks of the file being embedded (``current``), and how many are embedded."""
+    file_chunks_done: int = 0
 
 
 ProgressFn = Callable[[Progress], None]
@@ -213,7 +219,7 @@ class Indexer:
 
     def roots(self, paths: list[str]) -> list[str]:
         """``paths`` made absolute; one that does not exist is an error unless files were indexed from it."""
-        roots = [os.path.abspath(p) for p in paths]
+        roots = [os.path.realpath(p) if os.path.exists(p) else os.path.abspath(p) for p in paths]  # as the walk names them
         self._check_missing([r for r in roots if not os.path.exists(r)])
         return roots
 
@@ -379,7 +385,7 @@ class Indexer:
             ahead.release()  # a loader waiting for room sees ``stop``
 
     def _index(self, store: "Store", todo: list[tuple], report: IndexReport) -> None:
-        self.state = Progress(files_total=len(todo))
+        self.state = Progress(files_total=len(todo), bytes_total=sum(rec.size for _, rec, _ in todo))
         self.progress(self.state)
         self._kept_any = store.manifest.has_kept_vectors()
         taken = {d: k for k, d in store.manifest.doc_ids_by_key().items()}
@@ -393,6 +399,7 @@ class Indexer:
             if self.stop is not None and self.stop.is_set():
                 break  # what is loaded is written below; the rest keeps its old record, for the next run
             self.state.current, self.state.page, self.state.pages = item.rec.path, 0, 0
+            self.state.file_chunks = self.state.file_chunks_done = 0  # not embedded yet
             if item.skip:
                 report.skipped.append({"path": item.rec.path, "reason": item.skip})
                 item.docs = []
@@ -456,6 +463,7 @@ class Indexer:
                 report.updated += 1
         report.chunks += len(chunks)
         self.state.files_done += len(batch)
+        self.state.bytes_done += sum(item.rec.size for item in batch)
         self.progress(self.state)
 
     def _embed(self, store: "Store", paths: list[str], inputs: list[str], owners: list[int], report: IndexReport):
@@ -472,7 +480,7 @@ class Indexer:
             for path in paths:
                 kept.update(store.manifest.kept_vectors(path))
         cache = Vectors(self.embedder, kept)
-        per_file = Counter(owners)
+        per_file, done = Counter(owners), Counter()
         out = np.zeros((len(inputs), self.embedder.dim), dtype=np.float32)
         for start in range(0, len(inputs), BATCH_CHUNKS):
             end = min(start + BATCH_CHUNKS, len(inputs))
@@ -485,6 +493,10 @@ class Indexer:
                 store.manifest.keep_vectors(path, vectors)
                 self._kept_any = True
             self.state.chunks_done += end - start
+            done.update(owners[start:end])
+            owner = owners[end - 1]  # the file in hand: its chunks embedded, of its total
+            self.state.current, self.state.page = paths[owner], 0
+            self.state.file_chunks, self.state.file_chunks_done = per_file[owner], done[owner]
             self.progress(self.state)
         report.reused += len(cache.reused)
         return out

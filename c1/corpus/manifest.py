@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
   path TEXT PRIMARY KEY, hash TEXT, size INTEGER, mtime_ns INTEGER, kind TEXT
 );
+CREATE INDEX IF NOT EXISTS files_hash ON files(hash);
 CREATE TABLE IF NOT EXISTS pending (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS docs (
   doc_id TEXT PRIMARY KEY, key TEXT UNIQUE NOT NULL, path TEXT NOT NULL, title TEXT,
@@ -92,13 +93,36 @@ class ManifestDamaged(C1Error):
     """The manifest cannot be read: the collection's source of truth is gone, only a re-index helps."""
 
 
+def _has_log(path: Path) -> bool:
+    """Whether a write-ahead log with committed changes may lie beside the manifest."""
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _open_copy(path: Path) -> sqlite3.Connection:
+    """The manifest and its write-ahead log read from a private copy (c1/corpus/readonly.py): SQLite opened
+    with ``immutable=1`` ignores the log, where the last changes of the writable home may still be."""
+    from c1.corpus.readonly import private_files
+
+    where = private_files([path, path.with_name(path.name + "-wal")], "manifest")
+    db = sqlite3.connect(where / path.name, check_same_thread=False)
+    db.execute("PRAGMA query_only=1")
+    db.execute("SELECT COUNT(*) FROM meta").fetchone()
+    return db
+
+
 class Manifest:
     def __init__(self, path: Path, readonly: bool = False, immutable: bool = False):
         """``readonly``: open for reading only (``immutable``: the file cannot change while open, as on a
-        read-only file system, where SQLite could not create the WAL's shared-memory file)."""
+        read-only file system, where SQLite could not create the WAL's shared-memory file; a log beside it
+        is then read from a private copy)."""
         self.path = path
         try:
-            if readonly:
+            if readonly and immutable and _has_log(path):
+                self.db = _open_copy(path)
+            elif readonly:
                 mode = "immutable=1" if immutable else "mode=ro"
                 self.db = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, check_same_thread=False)
                 self.db.execute("SELECT COUNT(*) FROM meta").fetchone()
@@ -202,6 +226,29 @@ class Manifest:
     def doc_ids_by_key(self) -> dict[str, str]:
         return {k: d for k, d in self.db.execute("SELECT key, doc_id FROM docs")}
 
+    def copies(self, doc_ids: Iterable[str]) -> dict[str, list[tuple[str, str, int]]]:
+        """For each of these documents that has copies: the same document of every byte-identical file
+        (same content hash, same key past the file's path: a mailbox's message, a JSONL record), as
+        ``(doc_id, path, mtime_ns)`` sorted oldest first (then by path), itself included."""
+        out: dict[str, list[tuple[str, str, int]]] = {}
+        for doc_id in dict.fromkeys(doc_ids):
+            row = self.db.execute(
+                "SELECT d.key, d.path, f.hash FROM docs d JOIN files f ON f.path = d.path WHERE d.doc_id=?", (doc_id,)
+            ).fetchone()
+            if row is None or not row[2]:
+                continue
+            key, path, digest = row
+            suffix = key[len(path):] if key.startswith(path) else None
+            if suffix is None:
+                continue
+            same = self.db.execute(
+                "SELECT d.doc_id, f.path, f.mtime_ns FROM files f JOIN docs d ON d.key = f.path || ? "
+                "WHERE f.hash=?", (suffix, digest)
+            ).fetchall()
+            if len(same) > 1:
+                out[doc_id] = sorted(((d, p, int(m or 0)) for d, p, m in same), key=lambda t: (t[2], t[1]))
+        return out
+
     def _docs(self, where: str, args: tuple) -> list[DocRecord]:
         rows = self.db.execute(
             f"SELECT doc_id, key, path, title, source_id, n_chunks, meta FROM docs {where}", args
@@ -254,6 +301,14 @@ class Manifest:
     def kept_vectors(self, path: str) -> dict[str, bytes]:
         """What :meth:`keep_vectors` kept for ``path`` (an interrupted run's work)."""
         return {k: v for k, v in self.db.execute("SELECT input, vector FROM embedded WHERE path=?", (path,))}
+
+    def indexed_count(self) -> int:
+        """Files indexed (skipped ones are recorded without a hash, to be retried)."""
+        return self.db.execute("SELECT COUNT(*) FROM files WHERE hash IS NOT NULL").fetchone()[0]
+
+    def kept_count(self) -> int:
+        """How many vectors :meth:`keep_vectors` holds (a long file's, of an interrupted run)."""
+        return self.db.execute("SELECT COUNT(*) FROM embedded").fetchone()[0]
 
     def has_kept_vectors(self) -> bool:
         return self.db.execute("SELECT 1 FROM embedded LIMIT 1").fetchone() is not None

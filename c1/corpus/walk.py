@@ -14,7 +14,10 @@ Rules, in short:
 - hidden entries and ``__pycache__`` are skipped while walking (Maildir++ sub-folders such as
   ``.Sent`` inside a Maildir are the exception), symlinks are followed but each folder is walked
   once, and a link back to a folder being walked is reported as a loop;
-- files larger than ``max_bytes`` are reported, not returned.
+- files larger than ``max_bytes`` are reported, not returned;
+- a path the user names is resolved to its real path (``~/link-to-notes`` is ``~/notes``): indexed
+  through a link, a folder is not added again as new documents. Inside it, a file reached through a
+  link keeps the link's path (removing the link removes the document).
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ def scan(paths: list[str], *, max_bytes: int) -> Walked:
             raise FileNotFoundError(path)
     walker = _Walker(max_bytes)
     for path in paths:
-        walker.add(os.path.abspath(path))
+        walker.add(os.path.realpath(path))  # a folder named through a symlink is the folder: the same paths
     walker.found.sources.sort(key=lambda s: s.path)
     walker.found.skipped.sort()
     return walker.found

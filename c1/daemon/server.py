@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import sys
 import threading
@@ -271,8 +272,11 @@ def store_mark(settings, name: str) -> tuple | None:
                 except OSError:
                     continue
                 parts.append((where, f, st.st_ino, st.st_size, st.st_mtime_ns))
+    from c1.corpus.readonly import is_writable
+
+    mode = "mode=ro" if is_writable(folder) else "immutable=1"  # a read-only home: its log is among the parts
     try:
-        db = sqlite3.connect(f"file:{folder / 'manifest.sqlite'}?mode=ro", uri=True, timeout=1)
+        db = sqlite3.connect(f"file:{folder / 'manifest.sqlite'}?{mode}", uri=True, timeout=1)
         try:
             meta = tuple(db.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'dirty') ORDER BY key"))
         finally:
@@ -307,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     sock.listen(64)
     log(f"serving {home} on {sock_path} (build {protocol.build_id()}, idle {args.idle:g} s)")
     resident = Resident(home, args.idle, sock, sock_path)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # stopped as by `stop`: the finally below runs
+        signal.signal(sig, lambda signum, frame: resident.retire())
     try:
         resident.serve()
     finally:

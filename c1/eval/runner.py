@@ -239,8 +239,26 @@ def run_one(corpus, settings: Settings, question: Question, system: System, choi
         "context_peak": st.get("tokens", {}).get("context_peak", 0), "seconds": round(seconds, 4),
         "counted_tokens": st.get("tokens", {}).get("counted", 0), "count_error": st.get("tokens", {}).get("count_error", 0),
     }
+    cost["repeated_calls"] = repeated_calls(result.trajectories)
+    last = [next((m for m in reversed(t.get("messages", [])) if m.get("role") == "assistant"), None) for t in result.trajectories]
     return score_row(question, system, result.documents, keys, seen_chunks=shown, pruned_chunks=pruned, cost=cost,
-                     extra={"stop_reasons": st.get("stop_reasons", [])})
+                     extra={"stop_reasons": st.get("stop_reasons", []),
+                            "last_replies": [str((m or {}).get("content") or "")[:300] for m in last]})
+
+
+def repeated_calls(trajectories: list[dict]) -> int:
+    """Tool calls that repeat an earlier call of the same run word for word (same tool, same
+    arguments): a model going round in a loop."""
+    n = 0
+    for t in trajectories:
+        seen = set()
+        for m in t.get("messages", []):
+            for c in m.get("tool_calls") or []:
+                fn = c.get("function") or c
+                key = (fn.get("name"), " ".join(str(fn.get("arguments")).split()))
+                n += key in seen
+                seen.add(key)
+    return n
 
 
 # --- collections -------------------------------------------------------------------------------

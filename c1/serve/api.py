@@ -49,7 +49,8 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from c1 import __version__
-from c1.config import Settings, collection_name_problem
+from c1.agent.policy import ModelServerError
+from c1.config import MAX_QUERY_CHARS, Settings, bounds, check_together, collection_name_problem, is_eval_collection
 from c1.errors import C1Error
 
 DEFAULT_HOST = "127.0.0.1"
@@ -63,8 +64,7 @@ FIELDS = {
     "query": str, "collection": str, "max_docs": int, "parallel": int, "budget": int,
     "max_turns": int, "policy": str, "stream": bool,
 }
-LIMITS = {"max_docs": (1, 100), "parallel": (1, 16), "budget": (1024, 1_048_576), "max_turns": (1, 256)}
-MAX_QUERY_CHARS = 4000
+LIMITS = {name: bounds(name) for name in ("max_docs", "parallel", "budget", "max_turns")}  # the CLI's (c1.config)
 POLICY_CACHE_S = 30.0
 
 
@@ -134,9 +134,12 @@ class SearchService:
     """What the HTTP layer calls: open corpora once, choose policies, run searches. Thread-safe."""
 
     def __init__(self, settings: Settings, max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
-                 timeout_s: float = DEFAULT_TIMEOUT_S):
+                 timeout_s: float = DEFAULT_TIMEOUT_S, max_budget: int | None = None):
+        """``max_budget``: the largest context budget the model server can hold (``c1 serve`` knows
+        vLLM's ``--max-model-len``); a request asking for more is refused, naming that window."""
         if max_concurrency < 1:
             raise C1Error("--max-concurrency must be at least 1")
+        self.max_budget = max_budget
         self.settings = settings
         self.max_concurrency = max_concurrency
         self.timeout_s = timeout_s
@@ -156,17 +159,19 @@ class SearchService:
             self.tool_names = parse_tool_names(settings.tool_names)
 
     # collections ------------------------------------------------------------------------
-    def collections(self) -> list[str]:
+    def collections(self, evals: bool = False) -> list[str]:
+        """The home's collections (``c1 eval``'s only with ``evals``: /health lists the user's)."""
         root = self.settings.home / "collections"
         if not root.is_dir():
             return []
-        return sorted(p.name for p in root.iterdir() if (p / "manifest.sqlite").exists())
+        return sorted(p.name for p in root.iterdir() if (p / "manifest.sqlite").exists()
+                      and (evals or not is_eval_collection(p.name)))
 
     def corpus(self, name: str):
         with self._corpora_lock:
             if name in self._corpora:
                 return self._corpora[name]
-            if name not in self.collections():
+            if name not in self.collections(evals=True):
                 raise ApiError(404, f"no collection {name!r} under this server's index home")
             from c1.agent.corpus import Corpus
 
@@ -197,7 +202,10 @@ class SearchService:
         try:
             made = choose_policy(settings)
         except C1Error as exc:
-            raise ApiError(503, str(exc)) from None
+            from c1.agent.policies.llm import BudgetBeyondWindow
+
+            # a budget the model's window cannot hold is the request's fault; anything else the server's
+            raise ApiError(400 if isinstance(exc, BudgetBeyondWindow) else 503, str(exc)) from None
         with self._choices_lock:
             self._choices[key] = (now, made)
         return made
@@ -237,7 +245,15 @@ class SearchService:
         """Settings, corpus and policy for a request: fails fast (before any slot is used)."""
         overrides = {k: fields[k] for k in ("collection", "max_docs", "parallel", "budget", "max_turns", "policy")
                      if k in fields}
-        settings = replace(self.settings, **overrides)
+        if self.max_budget is not None and overrides.get("budget", 0) > self.max_budget \
+                and overrides.get("policy", self.settings.policy) != "builtin":
+            raise ApiError(400, f"'budget' is {overrides['budget']} but the model server holds at most "
+                                f"{self.max_budget} tokens of context (its window, less the reply's room); "
+                                f"ask for {self.max_budget} or less")
+        try:
+            settings = check_together(replace(self.settings, **overrides))  # a budget with the server's hard cutoff
+        except C1Error as exc:
+            raise ApiError(400, str(exc)) from None
         corpus = self.corpus(settings.collection)
         return settings, corpus, self.choice(settings), self.tool_names
 
@@ -270,6 +286,7 @@ class SearchJob:
         self.done = threading.Event()
         self.result: dict | None = None
         self.error: str | None = None
+        self.error_code = 500
         self.thread = threading.Thread(target=self._run, name="c1-api-search", daemon=True)
 
     def _event(self, event) -> None:
@@ -287,6 +304,8 @@ class SearchJob:
             self.result = result.to_json()
         except Cancelled:
             self.error = "cancelled"
+        except ModelServerError as exc:  # the model server failed: a bad gateway, with its reason
+            self.error, self.error_code = str(exc), 502
         except C1Error as exc:
             self.error = str(exc)
         except Exception as exc:  # a bug or a broken store: reported, never a dead server
@@ -415,7 +434,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not job.wait(svc.timeout_s):
             raise ApiError(504, f"the search took longer than {svc.timeout_s:g} s and was cancelled")
         if job.result is None:
-            raise ApiError(500, job.error or "search failed")
+            raise ApiError(job.error_code, job.error or "search failed")
         self._send_json(200, job.result)
 
     def _stream(self, svc: SearchService, fields: dict) -> None:
@@ -449,7 +468,7 @@ class _Handler(BaseHTTPRequestHandler):
             if job.result is not None:
                 self._sse("result", {"event": "result", **job.result})
             else:
-                self._sse("error", {"code": 500, "message": job.error or "search failed"})
+                self._sse("error", {"code": job.error_code, "message": job.error or "search failed"})
         except (BrokenPipeError, ConnectionResetError):
             job.cancelled.set()
             raise
@@ -493,14 +512,15 @@ class ApiServer(ThreadingHTTPServer):
 
 def make_server(settings: Settings, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY, timeout_s: float = DEFAULT_TIMEOUT_S,
-                max_body: int = DEFAULT_MAX_BODY, verbose: bool = False) -> ApiServer:
-    """A bound server, not yet serving: ``threading.Thread(target=srv.serve_forever).start()``."""
+                max_body: int = DEFAULT_MAX_BODY, verbose: bool = False, max_budget: int | None = None) -> ApiServer:
+    """A bound server, not yet serving: ``threading.Thread(target=srv.serve_forever).start()``.
+    ``max_budget``: the served model's window for the context (requests asking for more get 400)."""
     check_bind(host, token)
     if timeout_s <= 0:
         raise C1Error("--timeout must be positive")
     if max_body < 256:
         raise C1Error("--max-body must be at least 256 bytes")
-    return ApiServer(SearchService(settings, max_concurrency, timeout_s), host, port, token, max_body, verbose)
+    return ApiServer(SearchService(settings, max_concurrency, timeout_s, max_budget), host, port, token, max_body, verbose)
 
 
 def serve_api(settings: Settings, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,

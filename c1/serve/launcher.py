@@ -138,6 +138,22 @@ class ServeOptions:
     """Passed to ``vllm serve`` verbatim, last."""
     vllm: tuple[str, ...] | None = None
     """Command that runs vLLM's CLI; default: the ``vllm`` script of this environment."""
+    rollout: bool = False
+    """Serve as the rollout server of ``c1 train rl`` (:class:`c1.train.policy.VLLMGenerator`): LoRA
+    enabled and hot-loadable at run time (``VLLM_ALLOW_RUNTIME_LORA_UPDATING``), and sampled tokens'
+    log-probabilities taken after temperature and top-p (``--logprobs-mode processed_logprobs``:
+    the behaviour policy the CISPO correction divides by; vLLM's default reports the raw logits')."""
+
+
+ROLLOUT_ENV = {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"}
+"""Without it vLLM refuses ``/v1/load_lora_adapter``: the trainer could not push its updates."""
+ROLLOUT_LORAS = 2
+"""Adapters a rollout server holds at once: the trainer loads step n+1's before it unloads step n's."""
+
+
+def vllm_env(opts: ServeOptions) -> dict[str, str]:
+    """Environment variables vLLM needs for these options (on top of the inherited environment)."""
+    return dict(ROLLOUT_ENV) if opts.rollout else {}
 
 
 def parse_lora(spec: str) -> tuple[str, str]:
@@ -228,10 +244,15 @@ def build_vllm_command(
     command += VLLM_PARSER_FLAGS
     if opts.seed is not None:
         command += ["--seed", str(opts.seed)]
-    if opts.lora:
+    if opts.lora or opts.rollout:
         rank = lora_rank_for(opts.max_lora_rank, [read_lora_rank(path) for _, path in opts.lora])
-        command += ["--enable-lora", "--lora-modules", *(f"{name}={path}" for name, path in opts.lora)]
-        command += ["--max-lora-rank", str(rank), "--max-loras", str(len(opts.lora))]
+        command.append("--enable-lora")
+        if opts.lora:
+            command += ["--lora-modules", *(f"{name}={path}" for name, path in opts.lora)]
+        loras = len(opts.lora) + (ROLLOUT_LORAS if opts.rollout else 0)
+        command += ["--max-lora-rank", str(rank), "--max-loras", str(loras)]
+    if opts.rollout:
+        command += ["--logprobs-mode", "processed_logprobs"]
     return command + list(opts.extra_args)
 
 
@@ -260,6 +281,8 @@ class ServePlan:
     vllm: list[str] | None
     """The command that runs vLLM, None when it is not installed."""
     log_path: str
+    env: dict[str, str] = field(default_factory=dict)
+    """Set for vLLM on top of the inherited environment (:func:`vllm_env`)."""
     warnings: list[str] = field(default_factory=list)
     problems: list[dict] = field(default_factory=list)
     """Why :func:`run` would refuse: ``{"kind", "message"}``, one line each."""
@@ -282,7 +305,7 @@ class ServePlan:
         data["gpu"] = self.gpu.to_dict()
         data["lora"] = dict(self.options.lora)
         data["api_model"] = self.api_model
-        data["command_line"] = shlex.join(self.command)
+        data["command_line"] = " ".join([*(f"{k}={shlex.quote(v)}" for k, v in self.env.items()), shlex.join(self.command)])
         data["ready"] = self.ready
         return data
 
@@ -298,10 +321,14 @@ class ServePlan:
         if self.options.lora:
             lines.append(f"adapters: {', '.join(name for name, _ in self.options.lora)}")
         lines.append(f"the search API asks for {self.api_model!r}")
+        if self.options.rollout:
+            lines.append("rollout server for c1 train rl: adapters hot-loaded at run time, "
+                         "log-probabilities after temperature (processed_logprobs)")
         lines += [f"gpu: {m}" for m in self.gpu.messages]
         lines += [f"warning: {w}" for w in self.warnings]
         lines += [f"cannot run: {p['message']}" for p in self.problems]
-        lines.append("command: " + shlex.join(self.command))
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        lines.append("command: " + (env + " " if env else "") + shlex.join(self.command))
         return lines
 
 
@@ -418,7 +445,8 @@ def plan(opts: ServeOptions, *, gpus: list[GpuInfo] | None = None) -> ServePlan:
     logs = Path(opts.cache_dir or default_cache_dir()).expanduser() / "logs" / f"vllm-{opts.port}.log"
     return ServePlan(
         opts, opts.model, model_path, served_name(opts), command, gpu, opts.host, opts.port,
-        f"http://{url_host}:{opts.port}/v1", max_len, kind, conversion, vllm, str(logs), warnings, problems,
+        f"http://{url_host}:{opts.port}/v1", max_len, kind, conversion, vllm, str(logs), vllm_env(opts), warnings,
+        problems,
     )  # fmt: skip
 
 
@@ -533,14 +561,15 @@ class ServerProcess:
     """vLLM as a child in its own session and process group, its output pumped by a thread
     into a log file, the last lines kept for error messages."""
 
-    def __init__(self, command: Sequence[str], log_path: str | Path, on_log: Callable[[str], None] | None = None):
+    def __init__(self, command: Sequence[str], log_path: str | Path, on_log: Callable[[str], None] | None = None,
+                 env: dict[str, str] | None = None):
         self.log_path = Path(log_path)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._tail: collections.deque[str] = collections.deque(maxlen=40)
         self._on_log = on_log
         self.proc = subprocess.Popen(
             list(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True,
+            start_new_session=True, env={**os.environ, **env} if env else None,
         )  # fmt: skip
         self._pump = threading.Thread(target=self._read_output, name="vllm-log", daemon=True)
         self._pump.start()
@@ -700,7 +729,7 @@ def run(
 
     with _signals_raise():
         try:
-            server = ServerProcess(plan_.command, plan_.log_path, on_log)
+            server = ServerProcess(plan_.command, plan_.log_path, on_log, plan_.env)
         except FileNotFoundError as exc:
             raise VllmNotInstalled(f"cannot run {plan_.command[0]}: {INSTALL_HINT}") from exc
         status("starting", f"starting vLLM (pid {server.proc.pid}): {shlex.join(plan_.command)}")

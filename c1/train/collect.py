@@ -96,10 +96,24 @@ def deserialize_messages(data: list[dict]) -> list[Message]:
 def visible_messages(record: dict, step: int) -> tuple[list[dict], dict]:
     """(what the model was sent at turn ``step``, the assistant message it answered with), both
     as OpenAI chat messages — exactly ``Context.openai_messages()`` at that moment."""
+    messages, reply, _ = visible_turn(record, step)
+    return messages, reply
+
+
+def visible_turn(record: dict, step: int) -> tuple[list[dict], dict, list[dict]]:
+    """:func:`visible_messages` and the tool messages that answered the turn's calls (as the next
+    turn was sent them): what renders a multi-call turn one call per generation (harmony)."""
     messages = deserialize_messages(record["messages"])
     s = record["steps"][step]
     n, hidden = s["n_messages"], set(s["pruned"])
-    return [m.to_openai(hidden) for m in messages[:n]], messages[n].to_openai(hidden)
+    after = record["steps"][step + 1] if step + 1 < len(record["steps"]) else None
+    later = set(after["pruned"]) if after else hidden
+    results = []
+    for m in messages[n + 1:]:
+        if m.role != "tool":
+            break
+        results.append(m.to_openai(later))
+    return [m.to_openai(hidden) for m in messages[:n]], messages[n].to_openai(hidden), results
 
 
 # --- one run ---------------------------------------------------------------------------------

@@ -85,6 +85,7 @@ class TokenPolicy:
         reply = self.renderer.parse(out, known)
         reply.prompt_tokens = len(ids)
         reply.completion_tokens = len(out)
+        reply.truncated = not out or out[-1] not in self.renderer.stop_ids  # cut at ``room``: no stop token
         return reply
 
 

@@ -5,17 +5,20 @@ turns them into tokens. Training must see the same tokens, so this module render
 messages the same way:
 
 - gpt-oss (**harmony**, :class:`HarmonyRenderer`), following vLLM's chat-completions path
-  (:mod:`c1.harmony`, shared with the context's token count), with the official
-  ``openai-harmony`` package and the vocabulary c1 ships (:mod:`c1.tokens`). vLLM dates the system message
-  with today's date unless ``VLLM_SYSTEM_START_DATE`` is set: pin the same date in both places
-  (``start_date``) for token-exact prompts.
+  (:mod:`c1.harmony`, shared with the context's token count: one spelling for history and
+  completions, one call per completion), with the official ``openai-harmony`` package and the
+  vocabulary c1 ships (:mod:`c1.tokens`). vLLM dates the system message with today's date unless
+  ``VLLM_SYSTEM_START_DATE`` is set: pin the same date in both places (``start_date``) for
+  token-exact prompts.
 - any other model (:class:`ChatTemplateRenderer`): the tokenizer's own chat template with
   ``tools=``, as vLLM and llama.cpp apply it; tool-call arguments are passed as objects (vLLM
   decodes them before templating); tool calls in the output are read like the ``llm`` policy reads
   them (``<tool_call>`` tags, JSON in the text).
 
-Every renderer answers ``sample(messages, tools, reply)`` → (prompt ids, completion ids): the
-completion is the assistant turn as the model itself would have generated it, stop token included.
+Every renderer answers ``samples(messages, tools, reply, results)`` → [(prompt ids, completion ids)]:
+one pair per generation the model makes for that turn, each completion ending with a stop token the
+sampler honours (harmony: one per tool call, ``<|call|>``; a chat template: the whole turn, its
+end-of-turn token). ``sample`` is the single-generation case.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ class Renderer(Protocol):
 
     def sample(self, messages: list[dict], tools: list[dict], reply: dict) -> tuple[list[int], list[int]]: ...
 
+    def samples(self, messages: list[dict], tools: list[dict], reply: dict,
+                results: list[dict] = ()) -> list[tuple[list[int], list[int]]]: ...
+
     def parse(self, ids: list[int], known: dict[str, str]) -> Reply: ...
 
     def count(self, text: str) -> int: ...
@@ -55,41 +61,43 @@ class HarmonyRenderer:
         self.h, self.enc = harmony()
         self.reasoning_effort = reasoning_effort
         self.start_date = start_date or _dt.date.today().isoformat()
-        self.stop_ids = list(self.enc.stop_tokens_for_assistant_actions())  # <|return|>, <|call|>
-        self._start_assistant = self.enc.encode("<|start|>assistant", allowed_special="all")
-        self._end = self.enc.encode("<|end|>", allowed_special="all")[0]
-        self._return = self.enc.encode("<|return|>", allowed_special="all")[0]
+        self.stop_ids = hm.stop_ids()  # <|return|>, <|call|>
 
     def convert(self, messages: list[dict], tools: list[dict]) -> list:
-        return hm.convert(messages, tools, self.reasoning_effort, self.start_date)
+        return hm.convert(hm.split_calls(messages), tools, self.reasoning_effort, self.start_date)
 
     # the renderer interface -------------------------------------------------------------------
     def prompt_ids(self, messages: list[dict], tools: list[dict]) -> list[int]:
-        conv = self.h.Conversation.from_messages(self.convert(messages, tools))
-        return list(self.enc.render_conversation_for_completion(conv, self.h.Role.ASSISTANT))
+        """History with several calls in one message rendered one call per generation
+        (:func:`c1.harmony.split_calls`), as the model would have made them."""
+        return hm.prompt_ids(hm.split_calls(messages), tools, self.reasoning_effort, self.start_date)
 
     def completion_ids(self, reply: dict) -> list[int]:
-        """The turn as gpt-oss generates it: analysis first; a tool call with its recipient in the
-        channel section and ``<|constrain|>json`` (the published format's model output; history is
-        re-rendered the library's way, as vLLM does, see :func:`c1.harmony.assistant`)."""
-        ids: list[int] = []
-        for m in hm.assistant(reply, generation_order=True):
-            if m.recipient:
-                text = "".join(getattr(c, "text", "") for c in m.content)
-                ids += self.enc.encode(f"<|start|>assistant<|channel|>{m.channel} to={m.recipient} <|constrain|>json"
-                                       f"<|message|>", allowed_special="all")
-                ids += self.enc.encode(text, disallowed_special=()) + self.enc.encode("<|call|>", allowed_special="all")
-            else:
-                ids += self.enc.render(m)
-        if ids and ids[-1] == self._end:  # a final answer ends the turn with <|return|>
-            ids[-1] = self._return
-        n = len(self._start_assistant)
-        if ids[:n] != self._start_assistant:
-            raise ValueError("harmony rendering did not start with <|start|>assistant")
-        return ids[n:]  # the prompt already ends with <|start|>assistant
+        """One generation: at most one tool call (:func:`c1.harmony.completion_ids`)."""
+        if len(reply.get("tool_calls") or []) > 1:
+            raise ValueError("a gpt-oss generation carries one tool call: render the turn with samples()")
+        return hm.completion_ids(reply)
 
     def sample(self, messages: list[dict], tools: list[dict], reply: dict) -> tuple[list[int], list[int]]:
         return self.prompt_ids(messages, tools), self.completion_ids(reply)
+
+    def samples(self, messages: list[dict], tools: list[dict], reply: dict,
+                results: list[dict] = ()) -> list[tuple[list[int], list[int]]]:
+        """A turn with N calls → N generations: call k prompted with calls 1..k-1 and their results
+        (``results``: the tool messages that answered the turn's calls)."""
+        calls = reply.get("tool_calls") or []
+        if len(calls) < 2:
+            return [self.sample(messages, tools, reply)]
+        by_id = {r.get("tool_call_id"): r for r in results}
+        history, out = list(messages), []
+        for k, call in enumerate(calls):
+            part = hm.one_call(reply, k)
+            out.append(self.sample(history, tools, part))
+            if k + 1 < len(calls):
+                if call.get("id") not in by_id:
+                    raise ValueError(f"no tool result for call {call.get('id')!r}: its next call cannot be prompted")
+                history += [part, by_id[call.get("id")]]
+        return out
 
     def parse(self, ids: list[int], known: dict[str, str]) -> Reply:
         from c1.agent.context import ToolCall
@@ -184,6 +192,12 @@ class ChatTemplateRenderer:
         if last is not None:
             completion = completion[: last + 1]  # cut what the template adds after the end of the turn
         return self._ids(prompt), completion
+
+    def samples(self, messages: list[dict], tools: list[dict], reply: dict,
+                results: list[dict] = ()) -> list[tuple[list[int], list[int]]]:
+        """One generation whatever the number of calls: the template's tool-call blocks end together
+        at the end-of-turn token."""
+        return [self.sample(messages, tools, reply)]
 
     def parse(self, ids: list[int], known: dict[str, str]) -> Reply:
         from c1.agent.policies.llm import parse_reply

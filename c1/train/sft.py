@@ -1,9 +1,12 @@
 """``c1 train sft``: LoRA supervised fine-tuning on kept trajectories, with TRL's SFTTrainer.
 
-Every assistant turn of every trajectory becomes one sample: the prompt is exactly what the
-model was sent at that turn (pruned chunks hidden, as :func:`c1.train.collect.visible_messages`
+Every assistant turn of every trajectory becomes one sample per generation: the prompt is exactly
+what the model was sent at that turn (pruned chunks hidden, as :func:`c1.train.collect.visible_turn`
 rebuilds it), rendered as serving renders it (:mod:`c1.train.render`); the completion is the
-assistant turn as the model would generate it, stop token included. Labels are ``-100`` on the
+assistant turn as the model would generate it, stop token included. A gpt-oss generation ends at
+its first ``<|call|>`` (a stop token in vLLM and in the RL sampler), so a teacher turn with N calls
+is N samples, call k prompted with the calls before it and their results (:mod:`c1.harmony`);
+a chat-template model generates all of a turn's calls at once, one sample. Labels are ``-100`` on the
 prompt: the loss is on assistant tokens only. (One sample per turn rather than one per
 conversation, because pruning rewrites earlier messages: the context of turn 5 is not a prefix
 of the context of turn 6.) Samples longer than ``max_length`` are dropped, never cut.
@@ -21,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from c1.train.collect import visible_messages
+from c1.train.collect import visible_turn
 from c1.train.model import LoraSpec
 
 
@@ -59,23 +62,24 @@ def build_samples(trajectories: list[dict], renderer, max_length: int) -> tuple[
         for i in range(len(rec["steps"])):
             rep.turns += 1
             try:
-                messages, reply = visible_messages(rec, i)
-                prompt, completion = renderer.sample(messages, rec.get("tools") or [], reply)
+                messages, reply, results = visible_turn(rec, i)
+                pairs = renderer.samples(messages, rec.get("tools") or [], reply, results)
             except (ValueError, KeyError, IndexError) as exc:
                 rep.unrenderable += 1
                 if len(rep.errors) < 5:
                     rep.errors.append(f"{rec.get('task_id')} run {rec.get('run')} turn {i + 1}: {exc}")
                 continue
-            if not completion:
-                rep.unrenderable += 1
-                continue
-            if len(prompt) + len(completion) > max_length:
-                rep.too_long += 1
-                continue
-            out.append({"input_ids": prompt + completion, "labels": [-100] * len(prompt) + completion})
-            rep.samples += 1
-            rep.prompt_tokens += len(prompt)
-            rep.completion_tokens += len(completion)
+            for prompt, completion in pairs:
+                if not completion:
+                    rep.unrenderable += 1
+                    continue
+                if len(prompt) + len(completion) > max_length:
+                    rep.too_long += 1
+                    continue
+                out.append({"input_ids": prompt + completion, "labels": [-100] * len(prompt) + completion})
+                rep.samples += 1
+                rep.prompt_tokens += len(prompt)
+                rep.completion_tokens += len(completion)
     return out, rep
 
 

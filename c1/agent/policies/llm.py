@@ -41,12 +41,13 @@ import httpx
 
 from c1.agent import prompts
 from c1.agent.context import ToolCall
-from c1.agent.policy import AgentState, PolicyError, Reply
+from c1.agent.policy import AgentState, ModelServerError, PolicyError, Reply
 from c1.agent.tools import PARAMS, tool_names
 from c1.errors import C1Error
 
 DEFAULT_TIMEOUT = 300.0
-"""Seconds to wait for one chat completion (a long reasoning turn on a big model)."""
+"""Seconds to wait for one chat completion (a long reasoning turn on a big model); the environment
+variable ``C1_MODEL_TIMEOUT`` overrides it (a small model on a slow CPU)."""
 PROBE_TIMEOUT = 2.0
 """Seconds ``--policy auto`` waits for ``GET /models`` before falling back to the built-in policy."""
 CHECK_TIMEOUT = 10.0
@@ -128,7 +129,11 @@ def _transport_reason(exc: Exception) -> str:
     return f"{type(exc).__name__}: {_short(exc, 80) or 'connection closed'}"
 
 
-class NoModelList(PolicyError):
+class BudgetBeyondWindow(C1Error):
+    """The context budget asked for is larger than the served model's window (vLLM's ``max_model_len``)."""
+
+
+class NoModelList(ModelServerError):
     """The server answers but does not list its models (no ``GET /models``)."""
 
 
@@ -148,6 +153,8 @@ class ChatClient:
             timeout=httpx.Timeout(timeout, connect=min(connect_timeout, timeout)),
         )
         self.timeout = timeout
+        self.windows: dict[str, int] = {}
+        """Model id → its context window, when the server says (vLLM lists ``max_model_len``)."""
         self.native_tools: bool | None = None
         """Whether the server returns native tool calls (vLLM says so in its model list; any server once
         it has returned one). Until then calls written as text are read (:func:`extract_tool_calls`)."""
@@ -167,20 +174,22 @@ class ChatClient:
         try:
             data = resp.json()
             models = [str(m["id"]) for m in data.get("data", [])]
+            self.windows = {str(m["id"]): int(m["max_model_len"]) for m in data.get("data", [])
+                            if isinstance(m, dict) and isinstance(m.get("max_model_len"), int)}
             if any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in data.get("data", [])):
                 self.native_tools = True  # vLLM runs with --enable-auto-tool-choice (c1 serve)
             return models
         except (ValueError, TypeError, KeyError, AttributeError):
-            raise PolicyError(f"model server {self.base_url}: /models did not answer a model list") from None
+            raise ModelServerError(f"model server {self.base_url}: /models did not answer a model list") from None
 
     def chat(self, payload: dict) -> dict:
         resp = self._request("POST", "/chat/completions", payload)
         try:
             data = resp.json()
         except ValueError:
-            raise PolicyError(f"model server {self.base_url}: the reply is not JSON: {_short(resp.text, 120)!r}") from None
+            raise ModelServerError(f"model server {self.base_url}: the reply is not JSON: {_short(resp.text, 120)!r}") from None
         if not isinstance(data, dict) or not data.get("choices"):
-            raise PolicyError(f"model server {self.base_url}: the reply has no choices: {_short(json.dumps(data), 160)}")
+            raise ModelServerError(f"model server {self.base_url}: the reply has no choices: {_short(json.dumps(data), 160)}")
         return data
 
     def _request(self, method: str, path: str, payload: dict | None, timeout: float | None = None,
@@ -189,7 +198,7 @@ class ChatClient:
         kwargs: dict = {"json": payload} if payload is not None else {}
         if timeout is not None:
             kwargs["timeout"] = httpx.Timeout(timeout)
-        last, last_resp = "", None
+        last, last_resp, status = "", None, None
         for attempt in range(retries + 1):
             if attempt:
                 time.sleep(self._delay(attempt, last_resp))
@@ -197,13 +206,13 @@ class ChatClient:
             try:
                 resp = self.http.request(method, path, **kwargs)
             except httpx.ReadTimeout:
-                raise PolicyError(
+                raise ModelServerError(
                     f"model server {self.base_url}: no reply within {timeout or self.timeout:g} s") from None
             except httpx.TransportError as exc:
-                last = _transport_reason(exc)
+                last, status = _transport_reason(exc), None
                 continue
             if resp.status_code in self.RETRY_STATUS:
-                last = f"HTTP {resp.status_code}: {_server_message(resp)}"
+                last, status = f"HTTP {resp.status_code}: {_server_message(resp)}", resp.status_code
                 last_resp = resp
                 continue
             if resp.status_code >= 400:
@@ -212,12 +221,12 @@ class ChatClient:
                     hint = " (check --api-key / C1_API_KEY)"
                 elif resp.status_code == 404 and path == "/chat/completions":
                     hint = " (check --model and --base-url)"
-                error = PolicyError(f"model server {self.base_url}: HTTP {resp.status_code}: {_server_message(resp)}{hint}")
-                error.status = resp.status_code
-                raise error
+                raise ModelServerError(f"model server {self.base_url}: HTTP {resp.status_code}: {_server_message(resp)}{hint}",
+                                       resp.status_code)
             return resp
         tries = f" after {retries + 1} attempts" if retries else ""
-        raise PolicyError(f"model server {self.base_url} unreachable{tries}: {last}")
+        what = "failed" if status is not None else "unreachable"
+        raise ModelServerError(f"model server {self.base_url} {what}{tries}: {last}", status)
 
     def _delay(self, attempt: int, resp: httpx.Response | None) -> float:
         if resp is not None:
@@ -251,6 +260,7 @@ _THINK = re.compile(r"^\s*<think>(.*?)</think>", re.DOTALL)
 _WRAPPER = re.compile(r"<(tool_call|tools|function_call|tool_use)>\s*(.*?)\s*(?:</\1>|\Z)"
                       r"|```[ \t]*[\w-]*[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
 _DOC_TAG = re.compile(r"<\s*document\b", re.IGNORECASE)
+_EMPTY_CALL = re.compile(r"\s*(?:<(tool_call|tools|function_call|tool_use)>\s*</\1>\s*)+", re.IGNORECASE)
 _CALL_START = re.compile(r"\s*(?:\{|\[|```|<(?:tool_call|tools|function_call|tool_use)>)", re.IGNORECASE)
 
 
@@ -335,7 +345,9 @@ def extract_tool_calls(content: str, known: set[str] | dict[str, str] = frozense
     ``name(argument)`` form). Text that merely quotes JSON, prose that mentions a call, a ranked
     list with a ``{"name": …}`` object in it, and anything with a ``<Document`` tag are answers.
     An attempt at a call that cannot be decoded (a reply that starts like a call and names a known
-    tool) yields one call whose arguments are the raw text: the tools answer with an error.
+    tool) yields one call whose arguments are the raw text, and empty call tags (``<tools></tools>``,
+    which a small model writes when it means to call and names nothing) a call with no name: the
+    tools answer with an error and the run goes on.
     """
     text = content or ""
     params = known if isinstance(known, dict) else {}
@@ -361,6 +373,8 @@ def extract_tool_calls(content: str, known: set[str] | dict[str, str] = frozense
             found = parts
     if found:
         return [ToolCall(_new_id(), n, a) for n, a in found], ""
+    if _EMPTY_CALL.fullmatch(body):  # "<tools></tools>": a call with nothing in it, not an answer
+        return [ToolCall(_new_id(), "", "")], ""
     if _CALL_START.match(body):
         broken = _broken_call(body, known)
         if broken:
@@ -416,7 +430,8 @@ def parse_reply(data: dict, known: set[str] | dict[str, str] = frozenset(), text
         calls, text = extract_tool_calls(content, known)
     usage = data.get("usage") or {}
     return Reply(text=text.strip() if calls else content.strip(), tool_calls=calls, reasoning=reasoning,
-                 prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"))
+                 prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+                 truncated=choice.get("finish_reason") == "length")
 
 
 # --- the policy -------------------------------------------------------------------------------
@@ -485,6 +500,11 @@ def choose(settings, fallback: Callable, *, tool_names: dict | None = None, max_
     from c1.agent.policies import PolicyChoice
 
     mode = settings.policy
+    if timeout == DEFAULT_TIMEOUT and os.environ.get("C1_MODEL_TIMEOUT"):
+        try:
+            timeout = float(os.environ["C1_MODEL_TIMEOUT"])
+        except ValueError:
+            raise C1Error(f"C1_MODEL_TIMEOUT={os.environ['C1_MODEL_TIMEOUT']!r} is not a number of seconds") from None
     if max_tokens is None:
         max_tokens = getattr(settings, "max_tokens", None)
     names = parse_tool_names(tool_names if tool_names is not None else getattr(settings, "tool_names", None))
@@ -510,6 +530,11 @@ def choose(settings, fallback: Callable, *, tool_names: dict | None = None, max_
             listed = ", ".join(models[:5]) + (" ..." if len(models) > 5 else "") or "none"
             raise C1Error(f"model {model!r} is not served at {c.base_url} (it serves: {listed}); check --model")
     serving = [c for c, _ in up]
+    for c in serving:  # every request stays under the budget: the window must hold it
+        window = c.windows.get(model)
+        if window is not None and settings.budget > window:
+            raise BudgetBeyondWindow(f"the context budget ({settings.budget} tokens) is larger than the window of {model!r} at "
+                          f"{c.base_url} ({window} tokens): pass --budget {window} or less")
     note = f"using the llm policy: model {model} at {serving[0].base_url}"
     if len(serving) > 1:
         note += f" and {len(serving) - 1} more replica(s), round-robin"

@@ -12,6 +12,10 @@ from c1.corpus.loaders.titles import strip_heading_marks
 
 _ASCII = bytes(range(128))
 _ALLOWED_CONTROLS = set("\t\n\r\f\x1a")  # \x1a: the end-of-file mark of old DOS files
+UTF8_EVIDENCE = 10
+"""Invalid spots that one valid multi-byte UTF-8 character outweighs in sparse text (see :func:`decode_text`)."""
+LEGACY_SHARE = 0.3
+"""Most non-ASCII bytes that Western text holds (a CJK legacy encoding holds more)."""
 _FRONT_MATTER_TITLE = re.compile(r"^title:\s*(.+)$", re.I)
 
 
@@ -25,18 +29,24 @@ def load_text(path: str) -> Loaded:
 
 
 def decode_text(data: bytes) -> tuple[str, list[str]]:
-    """Bytes of a text file -> (text with ``\\n`` newlines, warnings); raises Skip.
+    """Bytes of a text file -> (text with ``\n`` newlines, warnings); raises Skip.
 
     Strict UTF-8 first (a BOM, UTF-8 or UTF-16, is honoured). Bytes that are not valid UTF-8:
-    - when the file has at least as many valid multi-byte UTF-8 characters as invalid spots, or
-      only one invalid spot in a thousand bytes that no other reading explains, it is UTF-8 with
-      a few bad bytes (a truncated copy, one corrupted byte): they become U+FFFD, with a warning;
+    - when the file holds at least as many valid multi-byte UTF-8 characters as invalid spots, or,
+      in sparse text (at most 30% non-ASCII bytes, as Western text), one for every
+      :data:`UTF8_EVIDENCE` invalid spots, it is UTF-8 with a few bad bytes (a truncated copy, a
+      corrupted byte, a line pasted from another encoding): they become U+FFFD, with a warning.
+      Sparse Windows-1252 text seldom holds such characters by chance: its accented letters stand
+      alone between ASCII letters (each an invalid spot), and a valid pair would read as a capital
+      accented letter followed by a symbol ("Ã©"). Dense legacy text (Shift-JIS) forms valid
+      sequences by chance, so there the valid ones must be the majority;
     - else one fallback, Windows-1252, when the result looks like Western text: it decodes
       without undefined bytes, has (almost) no control characters and at most 30% non-ASCII
-      bytes. Valid UTF-8 is such a strong signal that bytes failing it and passing these checks
-      are nearly always legacy Windows/Latin-1 text (old notes, exports); rejecting them would
+      bytes. Bytes failing UTF-8 with no valid multi-byte character beside them, and passing these
+      checks, are nearly always legacy Windows/Latin-1 text (old notes, exports); rejecting them would
       lose content that is searchable, and a wrong guess garbles only accented letters, never
-      the ASCII words. CJK legacy encodings fail the 30% check, binary data the control check.
+      the ASCII words. CJK legacy encodings fail the 30% check, binary data the control check;
+    - else, with only one invalid spot in a thousand bytes, UTF-8 with U+FFFD again.
     """
     if not data:
         raise Skip("empty file")
@@ -56,7 +66,8 @@ def decode_text(data: bytes) -> tuple[str, list[str]]:
     text = data.decode("utf-8", "replace")
     bad = text.count("\ufffd") - data.count("\ufffd".encode())
     multibyte = sum(1 for ch in text if ch > "\x7f") - bad
-    if multibyte >= bad:
+    sparse = len(data.translate(None, _ASCII)) <= LEGACY_SHARE * len(data)
+    if multibyte >= bad or (sparse and multibyte * UTF8_EVIDENCE >= bad):
         return normalize_newlines(text), [_replaced(bad)]
     legacy = _decode_legacy(data)
     if legacy is not None:
@@ -80,7 +91,7 @@ def _decode_legacy(data: bytes) -> str | None:
     except UnicodeDecodeError:  # bytes 0x81 0x8D 0x8F 0x90 0x9D are undefined in cp1252
         return None
     non_ascii = len(data.translate(None, _ASCII))
-    if non_ascii > 0.3 * len(data) or not _looks_like_text(text):
+    if non_ascii > LEGACY_SHARE * len(data) or not _looks_like_text(text):
         return None
     return text
 

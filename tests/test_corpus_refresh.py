@@ -1,0 +1,50 @@
+"""A re-opened collection closes the store it replaces (Corpus.refresh), but never under a call
+that is still reading it."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from c1.agent.corpus import Corpus
+from c1.config import Settings
+
+
+def _closed(store) -> bool:
+    try:
+        store.manifest.db.execute("SELECT 1")
+        return False
+    except sqlite3.ProgrammingError:
+        return True
+
+
+def test_refresh_closes_the_store_it_replaces_once_no_call_reads_it(c1_home, run_c1, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Ridge survey\n\nThe ridge survey is due on Friday.\n")
+    assert run_c1("index", docs, "--quiet").rc == 0
+    corpus = Corpus(Settings(home=c1_home))
+    try:
+        first = corpus.store
+        assert corpus.refresh() is False and corpus.store is first  # nothing changed: the same store
+        (docs / "b.md").write_text("# Boiler\n\nThe boiler was serviced in March.\n")
+        assert run_c1("index", docs, "--quiet").rc == 0
+        assert corpus.refresh() is True
+        assert corpus.store is not first and _closed(first), "the replaced store is closed, not left to the collector"
+        # a call still reading the current store keeps it open through a re-open; its end closes it
+        second = corpus.store
+        (docs / "c.md").write_text("# Orchard\n\nThe orchard was planted in 1990.\n")
+        assert run_c1("index", docs, "--quiet").rc == 0
+        with corpus._held() as store:
+            assert store is second
+            assert corpus.refresh() is True
+            assert not _closed(second) and store.manifest.generation() >= 0  # still readable
+        assert _closed(second) and not _closed(corpus.store)
+        assert len(_doc_ids(corpus)) == 3
+        assert corpus.bm25("orchard planted", 3), "the new store answers"
+    finally:
+        corpus.close()
+    assert _closed(corpus.store)
+
+
+def _doc_ids(corpus):
+    return [d for d, in corpus.store.manifest.db.execute("SELECT doc_id FROM docs")]
