@@ -40,7 +40,7 @@ def search_with(corpus: Corpus, settings: Settings, question: str, choice, on_ev
 
     started = time.perf_counter()
     attach(corpus, question, result.documents, settings.evidence_tokens, replace_justification=result.policy == "builtin")
-    result.stats["passages_seconds"] = round(time.perf_counter() - started, 3)
+    result.stats["seconds"] = round(result.stats.get("seconds", 0.0) + time.perf_counter() - started, 3)
     result.stats["policy_note"] = choice.note
     if choice.warning:
         result.stats["policy_warning"] = choice.warning
