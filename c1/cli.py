@@ -202,6 +202,7 @@ ReasoningEffort = Annotated[Optional[str], typer.Option("--reasoning-effort", he
 Temperature = Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")]
 SamplingSeed = Annotated[Optional[int], typer.Option("--seed", help="Sampling seed (run i uses seed+i).")]
 ToolNames = Annotated[Optional[str], typer.Option("--tool-names", help="Rename tools for the model: search_corpus=SearchTool,grep_corpus=GrepTool,...")]
+EvidenceTokens = Annotated[Optional[int], typer.Option("--evidence-tokens", min=0, help="Tokens of supporting passages returned with the documents; 0: documents only [default: 2000].")]
 MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", min=1, help="Cap on tokens the model generates per turn.")]
 
 
@@ -210,7 +211,7 @@ AGENT_OPTIONS = {
     "policy": PolicyOpt, "parallel": Parallel, "max_docs": MaxDocs, "budget": Budget, "soft_threshold": SoftThreshold,
     "hard_cutoff": HardCutoff, "max_turns": MaxTurns, "base_url": BaseUrl, "model": ModelName, "api_key": ApiKey,
     "reasoning_effort": ReasoningEffort, "temperature": Temperature, "seed": SamplingSeed, "tool_names": ToolNames,
-    "max_tokens": MaxTokens, "rerank": RerankOpt,
+    "max_tokens": MaxTokens, "rerank": RerankOpt, "evidence_tokens": EvidenceTokens,
 }
 """The options of every command that runs the agent (search, serve, mcp), declared once."""
 

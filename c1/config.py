@@ -47,6 +47,8 @@ class Settings:
     max_turns: int = 24
     max_docs: int = 10
     parallel: int = 1
+    evidence_tokens: int = 2000
+    """Tokens of passages handed over with the documents (c1/agent/passages.py); 0: documents only."""
     # the model server
     base_urls: tuple[str, ...] = ()
     model: str | None = None
@@ -108,6 +110,7 @@ RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "hard_cutoff": (0.1, 1.0, False),
     "max_turns": (1, 256, False),
     "max_docs": (1, 100, False),
+    "evidence_tokens": (0, None, False),
     "parallel": (1, 32, False),
     "temperature": (0, None, False),
     "max_tokens": (1, None, False),

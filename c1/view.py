@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from c1.agent import events as ev
-from c1.agent.tools import PRUNE
+from c1.agent.tools import PRUNE, SEARCH
 
 BAR = 24
 SHOW = 6
@@ -47,6 +47,27 @@ def call_text(name: str, arguments: dict, limit: int = ARGS) -> str:
     return f"{name}({args})"
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters, cut after a whole word with "…"."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return (text[: cut if cut > limit // 2 else limit - 1]).rstrip(" ,;:") + "…"
+
+
+def shown_score(score: float | None, tool: str | None = None) -> str:
+    """A chunk's score on the scale of every score shown, [0, 1]: a search adds up to ``Corpus.W_DOC``
+    of document evidence to a re-ranked score in [0, 1], so its scores are divided by 1 + W_DOC."""
+    if score is None:
+        return ""
+    if tool == SEARCH:
+        from c1.agent.corpus import Corpus
+
+        score = score / (1.0 + Corpus.W_DOC)
+    return f"{max(0.0, min(1.0, score)):.2f}"
+
+
 class LiveView:
     def __init__(self, console: Console, parallel: int = 1, soft: float = 0.5, hard: float = 0.9):
         self.console = console
@@ -58,6 +79,27 @@ class LiveView:
     def close(self) -> None:
         if self._panels is not None:
             self._panels.close()
+
+    def kept(self, documents: list[dict]) -> None:
+        """After the runs: which passages were kept for the answer — each document's, with its page,
+        its score and the chunk it comes from (the chunks above that gave them are the ones listed)."""
+        self.close()
+        n = sum(len(d.get("passages") or []) for d in documents)
+        if not n:
+            return
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=3, no_wrap=True)
+        grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        grid.add_column(no_wrap=True, justify="right")
+        for d in documents:
+            for p in d.get("passages") or []:
+                page = f"p.{p['page']} " if p.get("page") is not None else ""
+                grid.add_row(Text("  ✓", style="green"), Text(clip(d.get("title") or d["id"], 60)),
+                             Text.assemble((page, "cyan"), (f"{p['score']:.2f} ", "green"), (p.get("chunk", ""), "dim")))
+        shown = sum(len(d.get("passages") or []) for d in documents)
+        self.console.print(Text(f"kept {shown} passage{'s' if shown != 1 else ''} of "
+                                f"{sum(1 for d in documents if d.get('passages'))} documents", style="bold"))
+        self.console.print(grid)
 
     def __call__(self, e: ev.Event) -> None:
         if self._panels is not None:
@@ -103,9 +145,11 @@ class LiveView:
         elif e.tool != PRUNE:
             out.print(head)
         for c in e.chunks[:SHOW]:
-            score = f" {c.score:.2f}" if c.score is not None else ""
+            score = shown_score(c.score, e.tool)
             page = f" p.{c.page}" if c.page is not None else ""
-            out.print(Text.assemble((f"    {c.id}", "green"), f"{score}  {c.title}{page}"))
+            line = Text.assemble((f"    {c.id}", "green"), f" {score}" if score else "", f"  {c.title}{page}")
+            line.no_wrap, line.overflow = True, "ellipsis"
+            out.print(line)
         if len(e.chunks) > SHOW:
             out.print(Text(f"    … and {len(e.chunks) - SHOW} more chunks", style="dim"))
 
@@ -151,16 +195,19 @@ class _Panels:
             run.turn, run.used, run.budget = e.turn, e.used, e.budget
         elif isinstance(e, ev.ToolCalled):
             run.pending[e.call_id] = len(run.calls)
-            run.calls.append(Text.assemble((f"t{e.turn} ", "dim"), call_text(e.name, e.arguments, 48)))
+            run.calls.append(Text.assemble((f"t{e.turn} ", "dim"), call_text(e.name, e.arguments, self._args_width())))
         elif isinstance(e, ev.ToolResult):
             line = run.calls[run.pending.pop(e.call_id)] if e.call_id in run.pending else Text(e.name)
             if e.error:
                 line.append(f"  ✗ {e.error[:60]}", style="red")
             elif e.chunks:
                 best = max(e.chunks, key=lambda c: c.score if c.score is not None else -1.0)
-                score = f" {best.score:.2f}" if best.score is not None else ""
+                score = shown_score(best.score, e.tool)
                 line.append(f" → {len(e.chunks)}", style="green")
-                line.append(f"  {best.title[:28]}{score}", style="dim")
+                line.append(f" {score}" if score else "", style="green")
+                room = self._inner() - line.cell_len - 2  # the title gets what is left of the line
+                if room >= 8:
+                    line.append(f"  {clip(best.title, min(28, room))}", style="dim")
             elif e.tool != PRUNE:
                 line.append(" → 0", style="dim")
         elif isinstance(e, ev.ChunksPruned):
@@ -190,11 +237,23 @@ class _Panels:
         head = Text.assemble((f"searching with {self.who}", "bold"), f" — {self.query} ", (f"({self.parallel} runs)", "dim"))
         return Group(head, grid)
 
+    def _inner(self) -> int:
+        """Characters inside a panel (its borders and padding taken off)."""
+        columns = min(PANEL_COLUMNS, self.parallel)
+        return max(20, (self.console.width - (columns - 1)) // columns - 4)
+
+    def _args_width(self) -> int:
+        """Characters of a call's arguments that leave room, on a panel's line, for what came back."""
+        return max(16, min(48, self._inner() - 40))
+
     def _panel(self, i: int, run: _Run) -> Panel:
         lines: list[Text] = [budget_bar(run.used, run.budget or 1, self.soft, self.hard, width=16)]
         if len(run.calls) > PANEL_CALLS:
             lines.append(Text(f"… {len(run.calls) - PANEL_CALLS} earlier calls", style="dim"))
-        lines += run.calls[-PANEL_CALLS:]
+        for line in run.calls[-PANEL_CALLS:]:  # one line each: what does not fit ends in "…"
+            line = line.copy()
+            line.no_wrap, line.overflow = True, "ellipsis"
+            lines.append(line)
         if run.warning:
             lines.append(Text(run.warning, style="yellow"))
         if run.done:

@@ -77,9 +77,10 @@ _c1() {
                 --tool-names) COMPREPLY=(); return 0 ;;
                 --max-tokens) COMPREPLY=(); return 0 ;;
                 --rerank) COMPREPLY=(); return 0 ;;
+                --evidence-tokens) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "--json --jsonl --save-trajectory -q --quiet --no-daemon --batch -j --jobs -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --rerank --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "--json --jsonl --save-trajectory -q --quiet --no-daemon --batch -j --jobs -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --rerank --evidence-tokens --help" -- "$cur") )
             fi ;;
         serve)
             case "$prev" in
@@ -121,9 +122,10 @@ _c1() {
                 --tool-names) COMPREPLY=(); return 0 ;;
                 --max-tokens) COMPREPLY=(); return 0 ;;
                 --rerank) COMPREPLY=(); return 0 ;;
+                --evidence-tokens) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "--vllm-model --served-model-name --host --port --chroma-port --quantize --gpu-memory-utilization --tensor-parallel-size --lora --rollout --max-lora-rank --dry-run --ready-timeout --api-only --no-api --api-host --api-port --token --max-concurrency --timeout --max-body -v --verbose --json -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --rerank --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "--vllm-model --served-model-name --host --port --chroma-port --quantize --gpu-memory-utilization --tensor-parallel-size --lora --rollout --max-lora-rank --dry-run --ready-timeout --api-only --no-api --api-host --api-port --token --max-concurrency --timeout --max-body -v --verbose --json -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --rerank --evidence-tokens --help" -- "$cur") )
             fi ;;
         mcp)
             case "$prev" in
@@ -150,9 +152,10 @@ _c1() {
                 --tool-names) COMPREPLY=(); return 0 ;;
                 --max-tokens) COMPREPLY=(); return 0 ;;
                 --rerank) COMPREPLY=(); return 0 ;;
+                --evidence-tokens) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "--max-concurrency --timeout -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --rerank --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "--max-concurrency --timeout -c --collection --home --chroma-url --embed-url --embed-model --policy -p --parallel -k --max-docs --budget --soft-threshold --hard-cutoff --max-turns --base-url --model --api-key --reasoning-effort --temperature --seed --tool-names --max-tokens --rerank --evidence-tokens --help" -- "$cur") )
             fi ;;
         completions)
             if [[ "$cur" == -* ]]; then

@@ -116,3 +116,61 @@ def test_budget_bar_colours_by_threshold():
     assert budget_bar(600, 1000).spans[0].style == "yellow"
     assert budget_bar(950, 1000).spans[0].style == "red"
     assert str(budget_bar(1000, 1000)).count("█") == 24
+
+
+def _long_titled(run=0):
+    refs = [ev.ChunkRef("doc0abc_3", "doc0abc", "Annual Report on Form 10-K for the fiscal year ended December 31, 2017",
+                        1.34, 113, 50)]
+    return [
+        ev.RunStarted(run, "How many employees did Coca-Cola have in 2017?", "builtin", None, 32768),
+        ev.TurnStarted(run, 1, 120, 32768),
+        ev.ToolCalled(run, 1, "c1", "search_corpus", {"query": "How many employees did Coca-Cola have in 2017?"},
+                      "search_corpus"),
+        ev.ToolResult(run, 1, "c1", "search_corpus", refs, tool="search_corpus"),
+        ev.ToolCalled(run, 1, "c2", "read_document", {"doc_id": "doc0abc"}, "read_document"),
+        ev.ToolResult(run, 1, "c2", "read_document", [ev.ChunkRef("doc0abc_9", "doc0abc", "Annual Report", 0.71, 11, 40)],
+                      tool="read_document"),
+        ev.Finished(run, [{"id": "doc0abc"}], {"turns": 1, "tool_calls": 2, "pruned": 0, "seconds": 0.5}, "answer"),
+    ]
+
+
+def test_parallel_panels_keep_each_call_on_one_line_at_160_columns():
+    """Issue 20: at 160 columns the score went alone to the next line and titles were cut mid-word."""
+    console = Console(record=True, width=160, force_terminal=False, color_system=None)
+    view = LiveView(console, parallel=2)
+    for run in range(2):
+        for e in _long_titled(run):
+            view(e)
+    text = console.export_text()
+    lines = text.splitlines()
+    assert all(len(line) <= 160 for line in lines)
+    assert not any(re.fullmatch(r"[│\s]*\d\.\d\d[│\s]*(?:[│\s]*\d\.\d\d[│\s]*)?", line) for line in lines), \
+        "no score alone on a line"
+    calls = [line for line in lines if "search_corpus(" in line]
+    assert len(calls) == 1 and calls[0].count("→ 1") == 2, "each run's call and what came back on one line"
+    title = "Annual Report on Form 10-K for the fiscal year ended December 31, 2017".split()
+    cuts = {" ".join(title[:n]) + "…" for n in range(1, len(title))}
+    shown = re.findall(r"0\.89  (\S.*?…)", calls[0])
+    assert len(shown) == 2 and set(shown) <= cuts, "a title is cut after a whole word"
+
+
+def test_scores_are_shown_on_one_scale():
+    """A search's scores carry up to Corpus.W_DOC of document evidence: shown divided, never above 1.00."""
+    text = _render(_long_titled())
+    assert "1.34" not in text
+    assert "doc0abc_3 0.89" in text, "1.34 / 1.5"
+    assert "doc0abc_9 0.71" in text, "read_document's similarity is already in [0, 1]"
+
+
+def test_the_kept_passages_are_marked_and_fit_80_columns():
+    console = Console(record=True, width=80, force_terminal=False, color_system=None)
+    docs = [{"id": "doc0abc", "title": "Annual Report on Form 10-K for the fiscal year ended December 31, 2017 " * 2,
+             "passages": [{"text": "x", "span": [0, 1], "page": 11, "score": 0.93, "chunk": "doc0abc_9"},
+                          {"text": "y", "span": [5, 9], "page": 113, "score": 0.61, "chunk": "doc0abc_80"}]},
+            {"id": "other", "title": "Other", "passages": []}]
+    LiveView(console).kept(docs)
+    text = console.export_text()
+    assert "kept 2 passages of 1 documents" in text
+    marked = [line for line in text.splitlines() if "✓" in line]
+    assert len(marked) == 2 and all(len(line) <= 80 for line in text.splitlines())
+    assert "p.11 0.93 doc0abc_9" in marked[0] and "p.113 0.61 doc0abc_80" in marked[1]

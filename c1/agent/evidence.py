@@ -521,32 +521,10 @@ class Ranker:
 
     # justification --------------------------------------------------------------------------
     def justification(self, doc: DocView, qsim: dict[str, float], ranking: Ranking | None = None) -> str:
-        """One sentence of one of the document's visible chunks, verbatim: the one holding most of
-        the question's terms, each weighted by its rarity in the corpus (and, for a document a
-        bridge brought in, the bridge's name), best chunk first on ties. Header lines are never
-        sentences (``text.units``), and a sentence that many chunks hold word for word (a mailing
-        list's footer, a disclaimer) is boilerplate, passed over."""
-        weights = dict(self.asked.weights)
-        if ranking is not None and ranking.features.get(doc.doc_id, {}).get("bridge"):
-            for p in ranking.pivots:
-                for e in ranking.bridges.get(p, [])[:BRIDGES_PER_PIVOT]:
-                    for w in content_terms(e):
-                        weights.setdefault(w, 1.0)
-        wanted = {(stems(t) or [t])[0]: w for t, w in weights.items()}
-        cands = []
-        for cid, text in doc.chunks:
-            for s, e in tx.units(text):
-                unit = text[s:e]
-                have = set(stems(unit))
-                hit = sum(w for t, w in wanted.items() if t in have)
-                n_words = len(unit.split())
-                fit = hit + 0.1 * qsim.get(cid, 0.0) + min(n_words, 30) / 300 - (0.5 if n_words < 4 else 0.0)
-                cands.append((fit, unit))
-        cands.sort(key=lambda c: -c[0])
-        for _, unit in cands[:6]:
-            if not self._boilerplate(unit):
-                return unit
-        return cands[0][1] if cands else ""
+        """One readable sentence of one of the document's visible chunks (:func:`c1.agent.passages.justify`)."""
+        from c1.agent.passages import justify
+
+        return justify(self, doc, qsim, ranking)
 
     def _boilerplate(self, unit: str) -> bool:
         corpus = self.corpus

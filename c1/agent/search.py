@@ -37,6 +37,11 @@ def search_with(corpus: Corpus, settings: Settings, question: str, choice, on_ev
     if tool_names is None:
         tool_names = _tool_names(settings)
     result = run_search(corpus, settings, question, choice.factory, on_event, ToolConfig(names=tool_names), stop=stop)
+    from c1.agent.passages import attach  # the evidence handed over: passages, and a sentence that justifies
+
+    started = time.perf_counter()
+    attach(corpus, question, result.documents, settings.evidence_tokens, replace_justification=result.policy == "builtin")
+    result.stats["seconds"] = round(result.stats.get("seconds", 0.0) + time.perf_counter() - started, 3)
     result.stats["policy_note"] = choice.note
     if getattr(corpus, "embedding", None):  # keywords first: how far embedding is (c1/corpus/indexer.py)
         result.stats["embedding"] = corpus.embedding

@@ -264,7 +264,10 @@ def _read(tools: Tools, doc_id, query: str):
     chunks = [c for c in corpus.doc_chunks(doc_id) if c.id not in tools.context.shown]
     if not chunks:
         return Observation(f"All {doc.n_chunks} chunk(s) of {doc_id} were already shown in this run.")
-    return doc, [(c, doc, s) for c, s in corpus.rank_chunks(chunks, query, rerank=True)]
+    from c1.agent.passages import by_page, rank_in_document
+
+    # the likeliest pages first (the chunks of the page holding the figure asked about, not page 1)
+    return doc, [(c, doc, s) for c, s in by_page(rank_in_document(corpus, query, chunks, rerank=True))]
 
 
 def _show_read(tools: Tools, _doc_id, payload) -> Observation:

@@ -42,6 +42,7 @@ def run_search_command(settings: Settings, query: str | None, *, json_out: bool,
                                    trajectories=save_trajectory is not None)
     if result is None:
         result = search_here(settings, query, show.opened, show.event if show.consumers else None)
+    show.kept(result.documents)
     if save_trajectory:
         _save(save_trajectory, result)
     if jsonl:
@@ -86,6 +87,12 @@ class _Shown:
             note(f"c1: {policy_note}")  # once per home (c1/said.py), every time with --json
         for line in warnings:
             warn(line)
+
+    def kept(self, documents: list[dict]) -> None:
+        """The live view marks the passages kept for the answer."""
+        for consume in self.consumers:
+            if hasattr(consume, "kept"):
+                consume.kept(documents)
 
     def event(self, e) -> None:
         for consume in self.consumers:
@@ -134,12 +141,63 @@ def _print_plain(result) -> None:
     if not result.documents:
         err().print("nothing found")
         return
-    out = sys.stdout
-    for rank, d in enumerate(result.documents, start=1):
+    from rich.console import Console
+
+    probe = Console(file=sys.stdout)
+    sys.stdout.write(render_text(plain_result(result.documents, result.query), probe.width, probe.is_terminal))
+    sys.stdout.flush()
+
+
+def render_text(renderable, width: int, colour: bool = False) -> str:
+    """``renderable`` as text ``width`` columns wide (ANSI styles only with ``colour``), without the
+    spaces rich pads lines with."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    Console(file=buf, width=width, force_terminal=colour, color_system="standard" if colour else None,
+            highlight=False, emoji=False, markup=False).print(renderable)
+    pad = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$")
+    return "".join(pad.sub(r"\1", line) + "\n" for line in buf.getvalue().splitlines())
+
+
+def plain_result(documents: list[dict], question: str):
+    """The ranked documents as a person reads them (a rich renderable): each with its rank, title, where
+    it is and its score; its justification; then its passages, each with its page, its score and a
+    short excerpt with the question's terms in bold. Wrapped lines stay in their column at any width."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from c1.agent.passages import excerpt
+
+    rows = []
+    for rank, d in enumerate(documents, start=1):
         where = printable(d["path"]) + (f":{d['page']}" if d.get("page") is not None else "")
-        out.write(f"{rank:>2}. {d['id']}  {printable(d['title'])}  ({where})  score {d['score']:.4f}\n")
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=3, justify="right", no_wrap=True)
+        grid.add_column(ratio=1, overflow="fold")
+        head = Text.assemble((printable(d.get("title") or d["id"]), "bold"), "  ", (where, "cyan"), "  ",
+                             (f"score {d['score']:.4f}", "green"), "  ", (d["id"], "dim"))
+        grid.add_row(Text(f"{rank}."), head)
         for other in d.get("paths", [])[1:]:  # byte-identical copies (c1/corpus/copies.py)
-            out.write(f"    also {printable(other)}\n")
+            grid.add_row(Text(""), Text(f"also {printable(other)}", style="dim"))
         if d.get("justification"):
-            out.write(f"    {d['justification']}\n")
-    out.flush()
+            grid.add_row(Text(""), Text(printable(d["justification"]), style="italic"))
+        passages = d.get("passages") or []
+        if passages:
+            inner = Table.grid(padding=(0, 1))
+            inner.add_column(no_wrap=True, style="cyan", justify="right")
+            inner.add_column(no_wrap=True, style="green")
+            inner.add_column(ratio=1, overflow="fold")
+            for p in passages:
+                shown, marks = excerpt(p["text"], question)
+                text = Text(printable(shown))
+                for a, b in marks:
+                    text.stylize("bold yellow", a, b)
+                inner.add_row(f"p.{p['page']}" if p.get("page") is not None else "", f"{p['score']:.2f}", text)
+            grid.add_row(Text(""), inner)
+        rows.append(grid)
+    return Group(*rows)

@@ -588,6 +588,8 @@ class Indexer:
         ]
         source_id = doc.meta.get("source_id")
         meta = {k: v for k, v in doc.meta.items() if k != "source_id"}
+        if doc.pages and len(doc.pages) > 1:  # where each page starts: the page of a passage inside a chunk
+            meta["page_starts"] = [[start, number] for start, number in doc.pages]
         record = DocRecord(doc_id, doc.key, doc.path, doc.title, None if source_id is None else str(source_id), len(chunks), meta)
         return record, chunks
 

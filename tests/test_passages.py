@@ -1,0 +1,205 @@
+"""Passages (c1/agent/passages.py) through a real `c1 search --json` over a small real corpus: three
+NDAs of the shared legal set and a 4-page PDF, indexed with the real embedder and stores."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from c1.agent.passages import choose, excerpt
+from c1.commands.search import plain_result, render_text
+from conftest import shared_data_dir
+from c1.view import LiveView
+
+NDAS = ("NDA_-_GWI_-_Technohubs_version_V1.txt", "UALR-Standard-Non-disclosure-AgreementTemplate.txt",
+        "ingram-non-disclosure.txt")
+PDF = "pypdf_sample_files/004-pdflatex-4-pages/pdflatex-4-pages.pdf"
+QUESTION = "Does the agreement say that confidential information may be shared with the receiving party's employees?"
+
+
+@pytest.fixture(scope="module")
+def legal(new_c1_env):
+    shared = shared_data_dir()
+    if not (shared / "legal").is_dir():
+        pytest.skip(f"shared test data not found at {shared}")
+    env = new_c1_env("passages")
+    corpus = env.root / "corpus"
+    corpus.mkdir()
+    for name in NDAS:
+        shutil.copy(shared / "legal" / "files" / "contractnli" / name, corpus / name)
+    shutil.copy(shared / "pdf" / PDF, corpus / "four-pages.pdf")
+    done = env.run("index", corpus, "--quiet")
+    assert done.rc == 0, done.stderr
+    env.corpus = corpus
+    return env
+
+
+def _search(env, *args):
+    got = env.run("search", QUESTION, "--json", "--no-daemon", *args)
+    assert got.rc == 0, got.stderr
+    return json.loads(got.stdout)
+
+
+def test_json_gives_each_document_its_passages_with_true_spans_pages_and_scores(legal):
+    from c1.tokens import count_tokens
+
+    result = _search(legal)
+    docs = result["documents"]
+    assert docs and docs[0]["passages"], "the top document carries passages"
+    tokens = 0
+    for d in docs:
+        source = Path(d["path"])
+        text = source.read_text(encoding="utf-8") if source.suffix == ".txt" else None
+        for p in d["passages"]:
+            assert set(p) >= {"text", "span", "page", "score", "chunk"}
+            start, end = p["span"]
+            assert 0 <= start < end and p["text"] and p["chunk"].startswith(d["id"] + "_")
+            if text is not None:
+                assert text[start:end] == p["text"], "the span is the passage's place in the file"
+                assert p["page"] is None
+            assert 0.0 <= p["score"] <= 1.0
+            tokens += count_tokens(p["text"])
+        scores = [p["score"] for p in d["passages"]]
+        assert scores == sorted(scores, reverse=True), "best first"
+        assert "chunks" in d, "what the run saw stays in the result"
+    assert tokens <= 2000, "the default --evidence-tokens"
+    top = docs[0]
+    assert "\n" not in top["justification"] and "#" not in top["justification"]
+    js, je = top["justification_span"]
+    p0 = top["passages"][0]
+    assert p0["span"][0] <= js < je <= p0["span"][1], "the justification is a sentence of the best passage"
+    total = sum(len(p["text"]) for d in docs for p in d["passages"])
+    pile = sum(len(c["text"]) for d in docs for c in d["chunks"])
+    assert total < pile, "passages are smaller than the chunks the run saw"
+
+
+def test_evidence_tokens_bounds_the_passages(legal):
+    from c1.tokens import count_tokens
+
+    none = _search(legal, "--evidence-tokens", "0")
+    assert none["documents"] and all(d["passages"] == [] for d in none["documents"])
+    tight = _search(legal, "--evidence-tokens", "80")
+    texts = [p["text"] for d in tight["documents"] for p in d["passages"]]
+    assert texts and sum(count_tokens(t) for t in texts) <= 80
+    bad = legal.run("search", QUESTION, "--evidence-tokens", "-1", "--no-daemon")
+    assert bad.rc == 2 and "Traceback" not in bad.stderr
+
+
+def test_passages_of_a_paged_file_carry_the_page_that_holds_them(legal):
+    from c1.agent.corpus import Corpus
+    from c1.config import load_settings
+
+    settings = load_settings().with_flags(home=legal.env["C1_HOME"], daemon=False)
+    corpus = Corpus(settings)
+    try:
+        pdf = next(d for d in corpus.store.manifest.all_docs() if d.path.endswith("four-pages.pdf"))
+        starts = pdf.meta["page_starts"]
+        assert [n for _, n in starts] == [1, 2, 3, 4] and [s for s, _ in starts] == sorted(s for s, _ in starts)
+        chosen = choose(corpus, "what is on the last page", [pdf.doc_id], budget=400)[pdf.doc_id]
+        assert chosen
+        for p in chosen:
+            page_start = max(s for s, n in starts if s <= p.start)
+            assert p.page == next(n for s, n in starts if s == page_start)
+        ranked = choose(corpus, QUESTION, [d.doc_id for d in corpus.store.manifest.all_docs()], budget=300,
+                        per_doc=(2, 1))
+        picked = [p for ps in ranked.values() for p in ps]
+        assert picked and len(picked) <= 2 + 3
+    finally:
+        corpus.close()
+
+
+def test_human_output_shows_passages_readable_at_80_and_160_columns(legal):
+    result = _search(legal)
+    docs = result["documents"]
+    for width in (80, 160):
+        text = render_text(plain_result(docs, QUESTION), width)
+        lines = text.splitlines()
+        assert all(len(line) <= width for line in lines)
+        assert all(line == line.rstrip() for line in lines), "no padding at the end of lines"
+        assert lines[0].startswith(" 1. ")
+        body = [line for line in lines if not re.match(r"^\s*\d+\. ", line)]
+        assert body and all(line.startswith("    ") for line in body), "wrapped lines stay in their column"
+        page_less = docs[0]["passages"][0]
+        assert f"{page_less['score']:.2f}" in text
+    coloured = render_text(plain_result(docs, QUESTION), 80, colour=True)
+    assert re.search(r"\x1b\[[0-9;]*1[;m][^\x1b]*confidential", coloured, re.I), "the question's terms are in bold"
+
+
+def test_the_live_view_marks_the_kept_passages_within_80_columns(legal):
+    result = _search(legal)
+    console = Console(record=True, width=80, force_terminal=False, color_system=None)
+    LiveView(console).kept(result["documents"])
+    text = console.export_text()
+    kept = sum(len(d["passages"]) for d in result["documents"])
+    assert f"kept {kept} passage" in text
+    assert text.count("✓") == kept
+    assert all(len(line) <= 80 for line in text.splitlines())
+    first = result["documents"][0]["passages"][0]
+    assert first["chunk"] in text
+
+
+def test_an_excerpt_is_short_one_line_and_marks_the_terms():
+    text = ("Preamble words that say little. " * 12 + "The Company had approximately 61,800 employees as of "
+            "December 31, 2017.\nMore filler follows here. " * 2)
+    shown, marks = excerpt(text, "How many employees did Coca-Cola have in 2017?", 120)
+    assert len(shown) <= 122 and "\n" not in shown and shown.startswith("…")
+    assert {shown[a:b] for a, b in marks} >= {"employees", "2017"}
+
+
+COKE = "financebench/pdfs/COCACOLA_2017_10K.pdf"
+EMPLOYEES = "How many employees did Coca-Cola have in 2017?"
+
+
+@pytest.fixture(scope="module")
+def coke(new_c1_env):
+    """The first 12 pages of Coca-Cola's 2017 10-K (page 11: "approximately 61,800 ... employees")."""
+    import pypdf
+
+    shared = shared_data_dir()
+    if not (shared / COKE).is_file():
+        pytest.skip(f"shared test data not found at {shared}")
+    env = new_c1_env("coke")
+    corpus = env.root / "corpus"
+    corpus.mkdir()
+    reader, writer = pypdf.PdfReader(shared / COKE), pypdf.PdfWriter()
+    for page in reader.pages[:12]:
+        writer.add_page(page)
+    with open(corpus / "COCACOLA_2017_10K_pages_1-12.pdf", "wb") as f:
+        writer.write(f)
+    done = env.run("index", corpus, "--quiet")
+    assert done.rc == 0, done.stderr
+    return env
+
+
+def _open(env):
+    from c1.agent.corpus import Corpus
+    from c1.config import load_settings
+
+    return Corpus(load_settings().with_flags(home=env.env["C1_HOME"], daemon=False))
+
+
+def test_read_document_gives_the_page_that_holds_the_figure_first(coke):
+    """Issue 19: the 10-K ranked first, but none of its returned chunks held "61,800" (page 11)."""
+    from c1.agent.context import Context
+    from c1.agent.tools import Tools
+
+    corpus = _open(coke)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        assert doc.n_chunks > 10
+        tools = Tools(corpus, Context(32768), EMPLOYEES)
+        obs = tools.execute("read_document", {"doc_id": doc.doc_id})
+        assert obs.error is None and obs.refs
+        assert obs.refs[0].page == 11, "the likeliest page first"
+        page = [r.id for r in obs.refs if r.page == 11]
+        assert page == [r.id for r in obs.refs[: len(page)]], "its chunks together"
+        assert any("61,800" in c.text for c in corpus.chunks(page))
+        assert len(obs.refs) < doc.n_chunks, "cut to the read budget: the likeliest page first matters"
+        chosen = choose(corpus, EMPLOYEES, [doc.doc_id])[doc.doc_id]
+        holding = [p for p in chosen if "61,800" in p.text]
+        assert len(chosen) <= 5 and holding and holding[0].page == 11, "the figure is among the passages, on its page"
+    finally:
+        corpus.close()

@@ -1,0 +1,84 @@
+"""The sentence splitter (c1/agent/sentences.py): a pure function over text, checked by hand."""
+
+from c1.agent.sentences import readable, row_with_header, split
+
+
+def _units(text):
+    return [(u.kind, text[u.start : u.end]) for u in split(text)]
+
+
+def _sentences(text):
+    return [t for k, t in _units(text) if k in ("text", "item")]
+
+
+def test_abbreviations_decimals_and_initials_do_not_end_a_sentence():
+    text = ("Next cleaning with Dr. Smith is at 3.5 p.m. on Monday. Acme Inc. paid $1,200.50 to the U.S. office. "
+            "J. R. R. Tolkien wrote it, e.g. in Oxford. See Section 5. It applies.")
+    assert _sentences(text) == [
+        "Next cleaning with Dr. Smith is at 3.5 p.m. on Monday.",
+        "Acme Inc. paid $1,200.50 to the U.S. office.",
+        "J. R. R. Tolkien wrote it, e.g. in Oxford.",
+        "See Section 5. It applies.",
+    ]
+
+
+def test_a_sentence_ends_only_before_what_can_start_one():
+    assert _sentences("It rose 5. the rest is lower case. Then it fell! Why? Nobody knows.") == [
+        "It rose 5. the rest is lower case.", "Then it fell!", "Why?", "Nobody knows."]
+
+
+def test_spans_are_exact_slices_and_wrapped_lines_join():
+    text = "The model works well.\nIt was tested\nacross many sets. Done."
+    units = split(text)
+    assert [text[u.start : u.end] for u in units] == ["The model works well.", "It was tested\nacross many sets.",
+                                                     "Done."]
+    assert all(text[u.start : u.end] == u.text(text) for u in units)
+
+
+def test_list_items_each_stand_alone_with_their_markers():
+    text = "Terms:\n1. First item is here.\n2. Second item, with e.g. an example.\n- bullet one\n4.1 The obligation\n  goes on here.\n(a) a lettered one"
+    kinds = _units(text)
+    assert ("item", "1. First item is here.") in kinds
+    assert ("item", "2. Second item, with e.g. an example.") in kinds
+    assert ("item", "- bullet one") in kinds
+    assert ("item", "4.1 The obligation\n  goes on here.") in kinds
+    assert ("item", "(a) a lettered one") in kinds
+
+
+def test_markup_greetings_signatures_and_mail_headers_are_not_sentences():
+    mail = ("From: john.doe@enron.com\nTo: a@b.com,\n  c@d.com\nSubject: Lunch\n\nHi all,\n\n"
+            "The meeting moved to Friday. Please confirm.\n\nThanks,\nJohn\n")
+    got = _units(mail)
+    assert [t for k, t in got if k == "text"] == ["The meeting moved to Friday.", "Please confirm."]
+    assert {k for k, t in got if t in ("From: john.doe@enron.com", "c@d.com", "Subject: Lunch")} == {"meta"}
+    assert {k for k, t in got if t in ("Hi all,", "Thanks,", "John")} == {"social"}
+    md = "## Results\n\nThe model **works** well, see [the docs](http://x.y)."
+    assert _units(md)[0] == ("heading", "## Results")
+    assert readable(_units(md)[1][1]) == "The model works well, see the docs."
+    assert readable("# Title") == "Title" and readable("- a <b>bold</b> item") == "a bold item"
+
+
+def test_table_rows_stand_alone_and_read_with_their_column_names():
+    text = "Region | Sales | Year\nWest | 1,200 | 2020\nEast | 900 | 2021"
+    units = split(text)
+    assert [u.kind for u in units] == ["row", "row", "row"]
+    assert row_with_header(text, units, 2) == "Region: East | Sales: 900 | Year: 2021"
+    labelled = "Region: West | Sales: 1,200"
+    assert row_with_header(labelled, split(labelled), 0) == labelled
+    filing = "CONSOLIDATED BALANCE SHEETS\nCash and cash equivalents........ $ 876,560 $ 1,117,400\nTotal current liabilities 2,213,556 2,494,435"
+    assert [u.kind for u in split(filing)] == ["heading", "row", "row"]
+
+
+def test_an_overlong_run_is_cut_at_a_word():
+    text = "word " * 400
+    units = split(text)
+    assert len(units) > 1 and all(u.end - u.start <= 800 for u in units)
+    assert all(text[u.start : u.end].split()[-1] == "word" for u in units)
+
+
+def test_enumerated_clauses_and_signature_blocks():
+    text = "Governing Law. (a) This Agreement is governed by Delaware law. (b) Any action may be brought in Delaware."
+    assert _sentences(text) == ["Governing Law.", "(a) This Agreement is governed by Delaware law.",
+                                "(b) Any action may be brought in Delaware."]
+    block = "LICENSOR: ACME LLC\nBy: /s/ Jeffrey D. Fox\nName: Jeffrey D. Fox\nTitle: Managing Director"
+    assert [k for k, _ in _units(block)][1:] == ["meta", "meta", "meta"]
