@@ -29,7 +29,7 @@ _c1() {
                 --debounce) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --embedder --max-file-mb --strict --rebuild --ocr -w --watch --debounce --json -q --quiet --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --embedder --max-file-mb --strict --rebuild --ocr -w --watch --keywords-only --debounce --json -q --quiet --help" -- "$cur") )
             else
                 compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") )
             fi ;;

@@ -36,6 +36,7 @@ complete -c c1 -n '__fish_seen_subcommand_from index' -l strict -d 'Exit 1 if an
 complete -c c1 -n '__fish_seen_subcommand_from index' -l rebuild -d 'Re-create the vectors and the lexical index from the manifest first (a damaged store; the vectors with the default or --embedder model).'
 complete -c c1 -n '__fish_seen_subcommand_from index' -l ocr -d 'OCR every PDF page, even those with a text layer (needs c1[ocr]).'
 complete -c c1 -n '__fish_seen_subcommand_from index' -s w -l watch -d 'Then keep the collection fresh as files change, until Ctrl-C (--json: one JSON object per batch).'
+complete -c c1 -n '__fish_seen_subcommand_from index' -l keywords-only -d 'Stop once every file is searchable by keywords; a later `c1 index` embeds the chunks.'
 complete -c c1 -n '__fish_seen_subcommand_from index' -l debounce -x -d 'With --watch: seconds a changed file must stay quiet before it is indexed [default: 0.5].'
 complete -c c1 -n '__fish_seen_subcommand_from index' -l json -d 'Print one JSON object on stdout.'
 complete -c c1 -n '__fish_seen_subcommand_from index' -s q -l quiet -d 'No progress or live view on stderr.'
