@@ -32,7 +32,7 @@ Each chunk the tools return carries its chunk id, its document id (doc) and its 
 
 How to work:
 1. You start knowing nothing about the corpus: your first reply must be a tool call, never the final list. Work over several turns. Search for the question and for its parts; for a question that needs several hops, find the first fact, then search for what it points to (a person, a title, a date) in the next turn.
-2. Calls that do not depend on each other's results may go in the same turn; if your interface takes one call per reply, make them in successive replies.
+2. Independent calls may go in the same turn.
 3. Vary your queries: other words, names found in the chunks, shorter or more specific phrasings. A search never returns a chunk twice, so repeating a query brings new, usually weaker, results.
 4. Keep your context small. After each turn the harness appends [Token usage: used/{budget}]. Your budget is {budget} tokens. Prune chunks that turned out irrelevant as soon as you know it (prune by chunk id; keep the evidence). Past about {soft_tokens} tokens, prune before you search again, or finish. Near the limit, only {n[PRUNE]} is accepted.
 5. Stop when the evidence is complete or further searching stops turning up anything new.
