@@ -81,9 +81,6 @@ BRIDGE_RANK = (1.0, 0.6, 0.4)
 RARE_MIN = 3
 RARE_SHARE = 0.005
 """A question term is rare when at most max(RARE_MIN, RARE_SHARE × chunks) chunks hold it."""
-BOILERPLATE = 5
-"""A sentence whose first words more chunks than this hold word for word is boilerplate (copies of
-one message in several folders are common; a list footer is in all its messages)."""
 SHORT_QUERY = 4
 """A query of at most this many words and no question word is a phrase to find as written."""
 KEYWORDS = 6
@@ -525,13 +522,6 @@ class Ranker:
         from c1.agent.passages import justify
 
         return justify(self, doc, qsim, ranking)
-
-    def _boilerplate(self, unit: str) -> bool:
-        corpus = self.corpus
-        if corpus is None or not hasattr(corpus, "mentions"):
-            return False
-        head = " ".join(re.findall(r"\w+", unit)[:10])
-        return len(head.split()) >= 4 and corpus.mentions(head) > BOILERPLATE
 
     # bridges --------------------------------------------------------------------------------
     def bridges(self, doc: DocView, title: str) -> list[str]:

@@ -430,6 +430,8 @@ def justify(ranker, doc, qsim: dict[str, float], ranking=None) -> str:
 
 
 def _boilerplate(corpus, unit: str, copies: int = 5) -> bool:
+    """A sentence whose first words more than ``copies`` chunks hold word for word (a list footer, a
+    disclaimer, one message filed in several folders) justifies nothing."""
     if corpus is None or not hasattr(corpus, "mentions"):
         return False
     head = " ".join(re.findall(r"\w+", unit)[:10])

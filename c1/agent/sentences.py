@@ -74,7 +74,8 @@ class Unit:
         return source[self.start : self.end]
 
 
-def _lines(text: str) -> list[tuple[int, int]]:
+def line_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every line, without its newline."""
     out, pos = [], 0
     for line in text.split("\n"):
         out.append((pos, pos + len(line)))
@@ -110,7 +111,7 @@ def line_kind(line: str) -> str:
 def split(text: str) -> list[Unit]:
     """The units of ``text`` in order (see the module docstring); blank space belongs to none."""
     units: list[Unit] = []
-    lines = _lines(text)
+    lines = line_spans(text)
     kinds = [line_kind(text[a:b]) for a, b in lines]
     block: list[int] | None = None  # [start, end] of the run of lines being joined
     block_kind = ""

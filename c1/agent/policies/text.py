@@ -23,6 +23,7 @@ import re
 import unicodedata
 
 from c1.agent.corpus import STOPWORDS
+from c1.agent.sentences import line_spans
 
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
 _CAPS = re.compile(
@@ -92,21 +93,12 @@ def strip_article(text_norm: str) -> str:
 # --- lines and sentences --------------------------------------------------------------------
 
 
-def _lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every line, without its newline."""
-    out, pos = [], 0
-    for line in text.split("\n"):
-        out.append((pos, pos + len(line)))
-        pos += len(line) + 1
-    return out
-
-
 def content_lines(text: str) -> list[tuple[int, int]]:
     """Spans of the lines that are content: not a header block (a ``Label:`` line and its
     continuation lines up to the next blank line), not a separator, not an address or link line."""
     out = []
     in_header = False
-    for start, end in _lines(text):
+    for start, end in line_spans(text):
         line = text[start:end]
         stripped = line.strip()
         if not stripped:
