@@ -163,8 +163,12 @@ DEBOUNCE = 0.5
 CHOICES = {"policy": ("auto", "llm", "builtin"), "reasoning_effort": ("low", "medium", "high")}
 
 
+_SHORT = {"max_docs": "-k/", "collection": "-c/"}
+"""Short flags, named beside the long one in messages (a user who typed ``-k 0`` reads ``-k``)."""
+
+
 def _flag(name: str) -> str:
-    return "--base-url" if name == "base_urls" else "--" + name.replace("_", "-")
+    return "--base-url" if name == "base_urls" else _SHORT.get(name, "") + "--" + name.replace("_", "-")
 
 
 def _check(name: str, value: Any) -> str | None:

@@ -257,7 +257,7 @@ def test_cli_max_file_mb_must_be_positive(invoke_c1, tmp_path):
     (["--soft-threshold", "0.9", "--hard-cutoff", "0.2"], "soft threshold 0.9 is above hard cutoff 0.2"),
     (["--budget", "1024", "--hard-cutoff", "0.1"], "budget 1024 × hard cutoff 0.1 leaves 102 tokens"),
     (["--parallel", "33"], "'parallel': 33 must be at most 32 (--parallel)"),
-    (["--max-docs", "101"], "'max_docs': 101 must be at most 100 (--max-docs)"),
+    (["--max-docs", "101"], "'max_docs': 101 must be at most 100 (-k/--max-docs)"),
 ])
 def test_settings_that_do_not_go_together_are_one_line(c1_home, invoke_c1, flags, fragment):
     """Accepted before, each: the first ran, the second ended in "nothing found" with errors: 1."""

@@ -292,9 +292,15 @@ def _read_order(corpus, doc_id: str, order: list[str]) -> list[str]:
 def test_read_document_ranks_against_the_query_in_call_order(corpus):
     doc = max((corpus.doc(d) for d in {c.split("_")[0] for c, _ in corpus.all_chunks}), key=lambda d: d.n_chunks)
     assert doc.n_chunks >= 3 and doc.path.endswith(LONG_DOC)
+    from c1.agent.passages import by_page, rank_in_document
+
     chunks = corpus.doc_chunks(doc.doc_id)
-    by_old = [c.id for c, _ in corpus.rank_chunks(chunks, "Who was the lyricist of Rush?")]
-    by_new = [c.id for c, _ in corpus.rank_chunks(chunks, "Modern Drummer magazine readers poll")]
+
+    def read_order(query):  # what read_document shows for a query: its ranking, the likeliest pages first
+        return [c.id for c, _ in by_page(rank_in_document(corpus, query, chunks, rerank=True))]
+
+    by_old = read_order("Who was the lyricist of Rush?")
+    by_new = read_order("Modern Drummer magazine readers poll")
     assert by_old[0] != by_new[0], "the two queries must rank the document's chunks differently"
     for _ in range(5):  # thread timing must not matter
         before = _read_order(corpus, doc.doc_id, ["read", "search"])

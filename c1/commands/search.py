@@ -137,6 +137,10 @@ def _save(path: Path, result) -> None:
         raise C1Error(f"cannot write trajectory to {path}: {exc.strerror}") from None
 
 
+PIPE_WIDTH = 4096
+"""Columns of the plain output when stdout is not a terminal."""
+
+
 def _print_plain(result) -> None:
     if not result.documents:
         err().print("nothing found")
@@ -144,7 +148,9 @@ def _print_plain(result) -> None:
     from rich.console import Console
 
     probe = Console(file=sys.stdout)
-    sys.stdout.write(render_text(plain_result(result.documents, result.query), probe.width, probe.is_terminal))
+    # wrapped to the terminal for a person; a pipe gets whole lines (a path or an excerpt is never cut for grep)
+    width = probe.width if probe.is_terminal else PIPE_WIDTH
+    sys.stdout.write(render_text(plain_result(result.documents, result.query), width, probe.is_terminal))
     sys.stdout.flush()
 
 

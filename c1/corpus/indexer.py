@@ -539,7 +539,7 @@ class Indexer:
         headers: dict[str, dict[str, ChunkContext]] = {}  # per document, its chunks' contexts
         last_bump = time.monotonic()
         previous: list[str] = []
-        while not (self.stop is not None and self.stop.is_set()):
+        while True:  # a stop (a watch's first Ctrl-C) still finishes the files in hand; a second one ends it
             ids = manifest.without_vectors(BATCH_CHUNKS)
             if not ids:
                 break
@@ -574,7 +574,7 @@ class Indexer:
             if time.monotonic() - last_bump >= GENERATION_EVERY_S:
                 manifest.bump_generation()
                 last_bump = time.monotonic()
-        if not manifest.count_without_vectors() or (self.stop is not None and self.stop.is_set()):
+        if not manifest.count_without_vectors():
             manifest.set_meta("embedding", "0")  # done, or stopped on purpose: not an interrupted run
         manifest.bump_generation()
 
