@@ -183,3 +183,39 @@ def test_parallel_runs_start_from_the_first_run():
     assert [d for d, _ in fuse(runs)] == ["a", "b", "c"]
     runs[1] = [{"id": "b", "score": 0.99}]  # now every run returned b, and its mean is higher than a's
     assert [d for d, _ in fuse(runs)][:2] == ["b", "a"]
+
+
+def test_a_nonsense_question_over_mail_gets_at_most_two_documents_with_the_default_embedder(c1_home, enron_folder):
+    """The "is the question supported" threshold was MiniLM's (0.45): bge-small's similarities sit higher,
+    so "quantum sourdough starters on Mars" over a mail folder got the whole list, padded to k; and a mail
+    holding "quantum", the one word of it the corpus has, held "all its rare terms". Each embedder now
+    carries its own threshold (``support_sim``), and rare terms support only a question whose every word
+    the corpus holds."""
+    from c1.config import load_settings
+    from c1.corpus.embedders import DEFAULT_EMBEDDER, make_embedder
+
+    folder = enron_folder(200)
+    settings = replace(load_settings(), max_docs=10)
+    embedder = make_embedder()
+    assert embedder.name == DEFAULT_EMBEDDER
+    Indexer(settings, embedder).run([str(folder)])
+    corpus = Corpus(settings, embedder)
+    try:
+        def ask(question):
+            return run_search(corpus, settings, question, lambda i: BuiltinPolicy(max_docs=10, variant=i)).documents
+
+        assert len(ask("quantum sourdough starters on Mars")) <= 2
+        assert len(ask("purple giraffe violin astronomy")) <= 2
+        # a real question is still answered: a message's own subject line finds that message first
+        import email
+
+        subjects = {}
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            subject = " ".join(str(email.message_from_bytes(path.read_bytes())["Subject"] or "").split())
+            if len(subject.split()) >= 4:
+                subjects.setdefault(subject, []).append(path)
+        subject, paths = next((s, ps) for s, ps in subjects.items() if len(ps) == 1)
+        real = ask(subject)
+        assert real and real[0]["path"] == str(paths[0]), (subject, [d["path"] for d in real])
+    finally:
+        corpus.close()

@@ -65,12 +65,12 @@ BIAS = -5.26
 FLOOR = 0.02
 """Documents with a lower confidence are not returned."""
 SUPPORTED_SIM = 0.45
+"""The default of ``support_sim`` for an embedder that declares none (an --embed-url server)."""
 UNSUPPORTED_MAX = 2
-"""A question is unsupported when no document held is closer to it than ``SUPPORTED_SIM`` and none
+"""A question is unsupported when no document held is closer to it than its embedder's ``support_sim``
+(``SUPPORTED_SIM`` where it declares none) and none
 is named by it, holds a phrase it quotes or all its rare terms: at most ``UNSUPPORTED_MAX``
-documents are returned for it. Random word combinations ("quantum sourdough starters Mars") reach a
-best similarity of 0.44-0.46 at the 90th percentile on the pooled sets, their real questions 0.48
-at the 5th (bench/confidence_fit.py rows)."""
+documents are returned for it (each embedder's value and how it was measured: c1/corpus/embedders.py)."""
 PIVOT_SIM = (0.25, 0.55)
 """A pivot's similarity to the question from which its links count nothing, and fully."""
 BRIDGE_SHARE = 0.005
@@ -131,6 +131,10 @@ class Ranking:
 
     quoted_missing: bool = False
     """The question quotes a phrase that no document held holds."""
+    support_sim: float = SUPPORTED_SIM
+    """The similarity that supports a question, for the embedder that made the similarities."""
+    unseen: int = 0
+    """The question's content words that no chunk holds (:attr:`Asked.unseen`)."""
     written_found: bool = False
     """Some document held holds the question's phrase, or all its keywords, as asked: one that lacks
     them (``miss``) is not what the question asks for."""
@@ -143,7 +147,9 @@ class Ranking:
             return True
         if self.quoted_missing:
             return False
-        return any(f["sim"] >= SUPPORTED_SIM or f["keywords"] or f["rare"] >= 1.0 for f in self.features.values())
+        rare_ok = not self.unseen  # all its rare terms, of a question whose every word the corpus holds
+        return any(f["sim"] >= self.support_sim or f["keywords"] or (rare_ok and f["rare"] >= 1.0)
+                   for f in self.features.values())
 
     def order(self) -> list[str]:
         return sorted(self.scores, key=lambda d: -self.scores[d])
@@ -255,6 +261,9 @@ class Asked:
     exact: list = None
     """Patterns of the quoted phrases written with a capital: held as written (case and all), not only
     lower-cased ("Counterparts", the album, is not the word "counterparts" of a mail)."""
+    unseen: int = 0
+    """How many of its content words no chunk of the corpus holds: a document holding "all its rare
+    terms" then holds only part of what it asks ("quantum sourdough starters on Mars": only "quantum")."""
 
 
 class Ranker:
@@ -275,7 +284,7 @@ class Ranker:
     # the question ---------------------------------------------------------------------------
     def _analyse(self, question: str) -> Asked:
         terms = content_terms(question)
-        rare, weights = {}, {t: 1.0 for t in terms}
+        rare, weights, unseen = {}, {t: 1.0 for t in terms}, 0
         size = getattr(self.corpus, "size", 0)
         if size and hasattr(self.corpus, "mentions"):
             limit = max(RARE_MIN, RARE_SHARE * size)
@@ -284,6 +293,7 @@ class Ranker:
                 weights[t] = math.log(1 + size / (df + 1))
                 if 0 < df <= limit and len(t) >= 3 and not t.isdigit():
                     rare[t] = math.log(1 + size / df)
+                unseen += df == 0 and len(t) >= 3 and not t.isdigit()
         phrases = [tx.norm(q) for q in tx.quoted(question)]
         words = tx.norm(question).split()
         keywords = len(words) <= KEYWORDS and not _QUESTION_WORD.match(question) and not question.rstrip().endswith("?")
@@ -294,7 +304,7 @@ class Ranker:
         return Asked(question, f" {tx.norm(question)} ", terms,
                      {tx.strip_article(tx.norm(e)) for e in tx.question_entities(question)}, weights, rare,
                      [p for p in phrases if p], [n for q in tx.quoted(question) if (n := tx.norm(q))],
-                     terms if keywords else [], exact)
+                     terms if keywords else [], exact, unseen)
 
     # helpers --------------------------------------------------------------------------------
     def normed(self, text: str) -> str:
@@ -461,6 +471,8 @@ class Ranker:
                               for d, f in feats.items()}
         ranking.sources = sources
         ranking.quoted_missing = bool(asked.quoted) and not any(f["phrase"] for f in feats.values())
+        ranking.support_sim = getattr(getattr(self.corpus, "embedder", None), "support_sim", SUPPORTED_SIM)
+        ranking.unseen = asked.unseen
         ranking.written_found = any(f["phrase"] or f["keywords"] for f in feats.values())
         if ranking.supported():
             ranking.offset = needed_offset(list(scores.values()))

@@ -194,6 +194,10 @@ class MiniLMEmbedder(OnnxEmbedder):
 
     name = "minilm-l6-int8"
     pooling = "mean"
+    support_sim = 0.45
+    """The best similarity below which nothing held supports a question (c1/agent/evidence.py): random
+    word combinations reach 0.44-0.46 at the 90th percentile on the pooled sets, real questions 0.48 at
+    the 5th (bench/confidence_fit.py rows)."""
 
     def _files(self) -> tuple[Path, Path]:
         return (_checked(model_file(), MODEL_SHA256, "the all-MiniLM-L6-v2 int8 ONNX model"),
@@ -207,6 +211,11 @@ class BgeSmallEmbedder(OnnxEmbedder):
     name = "bge-small-en-v1.5-int8"
     pooling = "cls"
     query_prefix = BGE_QUERY_PREFIX
+    support_sim = 0.60
+    """bge's similarities sit higher than MiniLM's: real questions' best similarity is 0.612 (HotpotQA,
+    MuSiQue) and 0.703 (legal) at the 5th percentile, random words of the same questions 0.529 / 0.546 /
+    0.636 at the median (40 each, made by bench/confidence_fit.py's nonsense()); 0.60 keeps the real
+    ones and drops most random ones ("quantum sourdough starters on Mars" over mail: 0.466)."""
 
     def __init__(self, max_tokens: int = 256, batch_tokens: int = 256, threads: int | None = None,
                  spin: bool = False, batch_size: int = 1):
