@@ -62,7 +62,10 @@ def _run(fn, *args, **kwargs) -> None:
         error(str(exc))
         raise typer.Exit(exc.code) from None
     except KeyboardInterrupt as exc:
-        error(str(exc) or "interrupted")  # a command may say what it kept (c1 index)
+        from c1.console import err, escape
+
+        # the user's own Ctrl-C is no error; a command may say what it kept (c1 index)
+        err().print(f"c1: {escape(str(exc) or 'interrupted')}", highlight=False, soft_wrap=True)
         _exit_now_if_busy(130)  # a loader thread inside PDFium or ONNX (OCR): finalising under it aborts
         raise typer.Exit(130) from None
     except BrokenPipeError:  # `c1 search ... | head -1`: the reader has what it wanted; stop quietly, as ripgrep does
