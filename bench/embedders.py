@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.textpool import hotpot_records, shared_data  # noqa: E402
+from bench.textpool import docs_of_chunks, hotpot_records, shared_data  # noqa: E402
 
 OUT = REPO / "bench" / "out" / "emb"
 
@@ -100,15 +100,6 @@ def ensure(config: str, corpus: str, embedder):
     return settings, qs, key, built
 
 
-def ranked_docs(chunk_ids: list[str], k: int) -> list[str]:
-    out: list[str] = []
-    for cid in chunk_ids:
-        d = cid.rsplit("_", 1)[0]
-        if d not in out:
-            out.append(d)
-            if len(out) == k:
-                break
-    return out
 
 
 def evaluate(config: str, corpus: str, limit: int | None) -> dict:
@@ -126,8 +117,8 @@ def evaluate(config: str, corpus: str, limit: int | None) -> dict:
         vec = c.embed_query(q)
         dense_ids = [cid for cid, _ in c.dense(vec, 50)]
         hybrid_ids = [h.chunk.id for h in c.hybrid(q, c.CANDIDATES, vector=vec)]
-        row = {"dense": [keys[d] for d in ranked_docs(dense_ids, 10)],
-               "hybrid": [keys[d] for d in ranked_docs(hybrid_ids, 10)], "gold": sorted(gold)}
+        row = {"dense": [keys[d] for d in docs_of_chunks(dense_ids, 10)],
+               "hybrid": [keys[d] for d in docs_of_chunks(hybrid_ids, 10)], "gold": sorted(gold)}
         if q in spans:  # the gold clause: one of the first 5 chunks overlaps a gold span
             for system, ids in (("dense", dense_ids), ("hybrid", hybrid_ids)):
                 row[f"{system}_span"] = any(

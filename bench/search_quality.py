@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.textpool import hotpot_records  # noqa: E402
+from bench.textpool import docs_of_chunks, hotpot_records  # noqa: E402
 from c1.eval import metrics  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -111,14 +111,7 @@ class Pool:
         return self._text[doc_id]
 
     def docs_of_chunks(self, chunk_ids: list[str], k: int) -> list[str]:
-        out: list[str] = []
-        for cid in chunk_ids:
-            d = cid.rsplit("_", 1)[0]
-            if d not in out:
-                out.append(d)
-                if len(out) == k:
-                    break
-        return out
+        return docs_of_chunks(chunk_ids, k)
 
 
 # --- systems: question → ranked doc ids -------------------------------------------------------

@@ -53,3 +53,15 @@ def chunk_texts(n: int, chars: int = 1200, seed: int = 0) -> list[str]:
             i += rng.choice((1, 1, 1, 7, 31))
         out.append(" ".join(parts))
     return out
+
+
+def docs_of_chunks(chunk_ids: list[str], k: int) -> list[str]:
+    """The first ``k`` documents of a chunk ranking (a chunk id is ``{doc}_{n}``), in order."""
+    out: list[str] = []
+    for cid in chunk_ids:
+        d = cid.rsplit("_", 1)[0]
+        if d not in out:
+            out.append(d)
+            if len(out) == k:
+                break
+    return out

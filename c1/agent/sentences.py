@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from c1.corpus.chunking import hard_split
+
 ABBREVIATIONS = frozenset(
     "mr mrs ms mx dr prof sr jr st mt rev hon gen col lt sgt capt gov sen rep messrs mme mlle "
     "inc ltd co corp llc llp plc bros assn dept univ est govt intl natl "
@@ -212,21 +214,8 @@ def _marker_len(text: str, start: int) -> int:
 
 
 def _cut(text: str, start: int, end: int, kind: str) -> list[Unit]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    out = []
-    while end - start > UNIT_MAX:
-        cut = text.rfind(" ", start + UNIT_MAX // 2, start + UNIT_MAX)
-        cut = cut if cut > start else start + UNIT_MAX
-        out.append(Unit(start, cut, kind))
-        start = cut
-        while start < end and text[start].isspace():
-            start += 1
-    if end > start:
-        out.append(Unit(start, end, kind))
-    return out
+    """``text[start:end]`` trimmed, as units of at most ``UNIT_MAX`` characters (cut at whitespace)."""
+    return [Unit(s.start, s.end, kind) for s in hard_split(text, start, end, UNIT_MAX)]
 
 
 READABLE = ("text", "item", "row")

@@ -37,13 +37,13 @@ def _units(text: str, max_chars: int) -> list[Span]:
             continue
         s_start = p_start
         for m in _SENTENCE_END.finditer(para):
-            units.extend(_hard_split(text, s_start, p_start + m.end(), max_chars))
+            units.extend(hard_split(text, s_start, p_start + m.end(), max_chars))
             s_start = p_start + m.end()
-        units.extend(_hard_split(text, s_start, p_start + len(para), max_chars))
+        units.extend(hard_split(text, s_start, p_start + len(para), max_chars))
     return units
 
 
-def _hard_split(text: str, start: int, end: int, max_chars: int) -> list[Span]:
+def hard_split(text: str, start: int, end: int, max_chars: int) -> list[Span]:
     """Split an over-long sentence at whitespace (or anywhere, as a last resort)."""
     while start < end and text[start].isspace():
         start += 1
