@@ -303,26 +303,16 @@ class Manifest:
             self.db.executemany("DELETE FROM pending WHERE path=?", args)
             self._bump()
 
-    # vectors of a file not committed yet ---------------------------------------------------
-    def keep_vectors(self, path: str, vectors: dict[str, bytes]) -> None:
-        """Remember vectors embedded for ``path`` (input key → float32 bytes) until it is committed."""
-        with self.db:
-            self.db.executemany("INSERT OR REPLACE INTO embedded VALUES (?, ?, ?)",
-                                [(path, k, v) for k, v in vectors.items()])
-
-    def kept_vectors(self, path: str) -> dict[str, bytes]:
-        """What :meth:`keep_vectors` kept for ``path`` (an interrupted run's work)."""
-        return {k: v for k, v in self.db.execute("SELECT input, vector FROM embedded WHERE path=?", (path,))}
-
     def indexed_count(self) -> int:
         """Files indexed (skipped ones are recorded without a hash, to be retried)."""
         return self.db.execute("SELECT COUNT(*) FROM files WHERE hash IS NOT NULL").fetchone()[0]
 
+    # vectors an older c1 kept of a long file before committing it: nothing reads them now ----
     def has_kept_vectors(self) -> bool:
         return self.db.execute("SELECT 1 FROM embedded LIMIT 1").fetchone() is not None
 
     def forget_vectors(self) -> None:
-        """Drop every kept vector (a run that committed all its files needs none)."""
+        """Drop every kept vector (left by a c1 that embedded long files before committing them)."""
         with self.db:
             self.db.execute("DELETE FROM embedded")
 
