@@ -115,13 +115,13 @@ def test_the_cuda_provider_is_asked_for_only_when_onnxruntime_offers_it(monkeypa
 
 # --- --embed-url: batches in flight ------------------------------------------------------------------
 def _expected(texts):
-    from tests.model_servers import text_vector
+    from model_servers import text_vector
 
     return _normalise(np.asarray([text_vector(t) for t in texts], dtype=np.float32))
 
 
 def test_pipelined_requests_keep_the_texts_order_and_stay_within_the_bound():
-    from tests.model_servers import ModelServer
+    from model_servers import ModelServer
 
     texts = [f"text number {i} " + "word " * (i % 7) for i in range(300)]
     with ModelServer(latency=0.05) as server:
@@ -134,7 +134,7 @@ def test_pipelined_requests_keep_the_texts_order_and_stay_within_the_bound():
 
 
 def test_one_request_at_a_time_when_in_flight_is_one():
-    from tests.model_servers import ModelServer
+    from model_servers import ModelServer
 
     texts = [f"t{i}" for i in range(50)]
     with ModelServer(latency=0.02) as server:
@@ -144,7 +144,7 @@ def test_one_request_at_a_time_when_in_flight_is_one():
 
 
 def test_a_failing_server_is_a_clear_error_and_a_missing_one_too():
-    from tests.model_servers import ModelServer
+    from model_servers import ModelServer
 
     texts = [f"t{i}" for i in range(40)] + ["FAIL here"] + [f"u{i}" for i in range(40)]
     with ModelServer(fail_marker="FAIL") as server:
@@ -178,7 +178,7 @@ def _finds_its_subject(run_c1, mail) -> bool:
 
 
 def test_a_collection_keeps_its_embedder_until_rebuild(run_c1, enron_folder, c1_home):
-    from tests.conftest import chroma_collection, copy_enron, shared_data_dir
+    from conftest import chroma_collection, copy_enron, shared_data_dir
 
     mail = enron_folder(4)
     assert run_c1("index", str(mail), "--embedder", "minilm", "-q").rc == 0

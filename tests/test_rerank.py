@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from c1.corpus.rerankers import OnnxReranker, RemoteReranker, RerankerError, make_reranker
-from tests.model_servers import ModelServer
+from model_servers import ModelServer
 
 Q = "How many people live in Berlin?"
 PASSAGES = [
