@@ -411,8 +411,14 @@ class Indexer:
     def _load_all(self, todo: list[tuple]) -> Iterator[_Loaded | _Page]:
         """Load files in a background thread so that parsing overlaps with embedding; the pages of a
         paged file (PDF) are reported one by one as they are read (progress), then the file itself.
-        At most ``LOAD_AHEAD`` files are loaded ahead of the embedder."""
+        At most ``LOAD_AHEAD`` files are loaded ahead of the embedder. Several files of costly kinds (PDFs)
+        are read by reader processes instead, smallest first (:mod:`c1.corpus.readers`)."""
+        from c1.corpus import readers
         from c1.corpus.loaders import load_with_warnings
+
+        if n := readers.reader_count([src.kind for src, _, _ in todo]):
+            yield from self._load_in_processes(todo, n)
+            return
 
         out: queue.Queue = queue.Queue()
         ahead = threading.Semaphore(LOAD_AHEAD)
@@ -449,6 +455,28 @@ class Indexer:
         finally:
             stop.set()
             ahead.release()  # a loader waiting for room sees ``stop``
+
+    @staticmethod
+    def _load_in_processes(todo: list[tuple], n: int) -> Iterator[_Loaded | _Page]:
+        """``_load_all`` by ``n`` reader processes: files handed out smallest first, each yielded once read
+        (in the order they are ready), the pages of those in hand as they are read."""
+        from c1.corpus import readers
+
+        order = readers.smallest_first(todo)
+        pool = readers.Pool(n)
+        done: set[str] = set()
+        try:
+            for event in pool.results([src for src, _, _ in order], lambda i: readers.read(order[i][0])):
+                if event[0] == "page":
+                    if event[1] not in done:  # a page event may arrive after its file
+                        yield _Page(*event[1:])
+                    continue
+                _, i, (docs, warnings, skip) = event
+                _src, rec, is_new = order[i]
+                done.add(rec.path)
+                yield _Loaded(rec, is_new, docs, skip, warnings)
+        finally:
+            pool.close()
 
     def _index(self, store: "Store", todo: list[tuple], report: IndexReport) -> None:
         self.state = Progress(files_total=len(todo), bytes_total=sum(rec.size for _, rec, _ in todo))
