@@ -68,7 +68,6 @@ def alive(pid: int) -> bool:
 def test_reader_count_rules(monkeypatch):
     from c1.corpus import readers
 
-    monkeypatch.delenv("C1_READERS", raising=False)
     monkeypatch.setattr(readers, "available_cpus", lambda: 4)
     assert readers.reader_count(["pdf"]) == 0, "one costly file: read here, no process to start"
     assert readers.reader_count(["text"] * 50) == 0, "plain text is cheaper to read than a process is to start"
@@ -76,10 +75,19 @@ def test_reader_count_rules(monkeypatch):
     assert readers.reader_count(["pdf"] * 9) == 4, "no more processes than cores"
     monkeypatch.setattr(readers, "available_cpus", lambda: 1)
     assert readers.reader_count(["pdf"] * 9) == 0
-    monkeypatch.setenv("C1_READERS", "3")
-    assert readers.reader_count(["text"] * 9) == 3 and readers.reader_count(["text"] * 2) == 2
-    monkeypatch.setenv("C1_READERS", "1")
-    assert readers.reader_count(["pdf"] * 9) == 0
+    assert readers.reader_count(["text"] * 9, 3) == 3 and readers.reader_count(["text"] * 2, 3) == 2
+    assert readers.reader_count(["pdf"] * 9, 1) == 0 and readers.reader_count(["pdf"] * 9, 0) == 0
+
+
+@pytest.mark.parametrize("value", ["two", "-1", "1000"])
+def test_a_bad_c1_readers_is_a_one_line_error(value, c1_home, run_c1, tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\nSome words.\n")
+    result = run_c1("index", tmp_path / "docs", env={"C1_READERS": value})
+    assert result.rc == 2 and "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "C1_READERS" in lines[0] and repr(value) in lines[0], result.stderr
+    assert run_c1("index", tmp_path / "docs", "--json", env={"C1_READERS": "2"}).json()["added"] == 1
 
 
 def test_smallest_files_first():

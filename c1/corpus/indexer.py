@@ -236,6 +236,10 @@ class Indexer:
         """Once set, files not yet loaded and chunks not yet embedded are left for the next run."""
         self.embed = embed
         """False: phase 1 only (keywords); a later run embeds."""
+        from c1.corpus.readers import wanted_readers
+
+        self.readers = wanted_readers()
+        """Reader processes asked for by ``C1_READERS`` (None: as many as pay, :mod:`c1.corpus.readers`)."""
         self._probed = False
         self._contexts: dict[str, ChunkContext] = {}
         """Chunk id → its context as phase 1 computed it from the whole text, until phase 2 embeds it. A chunk
@@ -418,7 +422,7 @@ class Indexer:
         from c1.corpus import readers
         from c1.corpus.loaders import load_with_warnings
 
-        if n := readers.reader_count([src.kind for src, _, _ in todo]):
+        if n := readers.reader_count([src.kind for src, _, _ in todo], self.readers):
             yield from self._load_in_processes(todo, n)
             return
 

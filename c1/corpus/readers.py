@@ -40,13 +40,23 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def wanted_readers() -> int | None:
+    """``C1_READERS``: the number of reader processes asked for (0 or 1: none), or None (chosen by
+    :func:`reader_count`). A value that is not a whole number from 0 to 64 is a one-line error."""
+    from c1.errors import C1Error
+
+    env = os.environ.get("C1_READERS", "").strip()
+    if not env:
+        return None
+    if not env.isdigit() or int(env) > 64:
+        raise C1Error(f"C1_READERS={env!r} is not a number of reader processes from 0 to 64", 2)
+    return int(env)
+
+
 def reader_count(kinds: list[str], wanted: int | None = None) -> int:
     """How many reader processes for files of these ``kinds`` (in the indexer's order): 0 means read
-    in the indexer's own process. ``wanted`` (``C1_READERS`` when None): a number forces it (tests,
+    in the indexer's own process. ``wanted`` (:func:`wanted_readers`): a number forces it (tests,
     benchmarks; 0 or 1: no processes), bounded by the number of files."""
-    if wanted is None:
-        env = os.environ.get("C1_READERS", "").strip()
-        wanted = int(env) if env.isdigit() else None
     if wanted is not None:
         n = min(wanted, len(kinds), MAX_READERS)
         return n if n >= 2 else 0
