@@ -200,3 +200,31 @@ def test_a_stop_while_reader_processes_read_leaves_none_and_the_next_run_complet
     assert sorted(state.lexical_ids) == sorted(state.manifest_ids) and not state.pending
     assert state.meta["dirty"] == "0" and {p for p, h in state.files.items() if not h} == {s["path"] for s in r["skipped"]}
     assert len({d["path"] for d in state.docs}) == r["added"] + r["unchanged"]
+
+
+def test_a_reader_process_that_dies_leaves_its_files_to_the_indexer(pdf_folder, c1_home, monkeypatch, new_c1_env):
+    """A crash inside a reader (here: SIGKILL from outside, as a native library's crash would end it) breaks the
+    pool; the files it had not handed back are read by the indexer itself, and the index is the same as ever."""
+    from c1.config import load_settings
+    from c1.corpus import indexer
+    from c1.corpus.embedders import make_embedder
+
+    monkeypatch.setenv("C1_READERS", "2")
+    monkeypatch.setattr(indexer, "BATCH_CHUNKS", 1)  # a commit per file: the kill lands after the first
+    killed = []
+
+    def progress(p):
+        if p.files_done >= 1 and not killed:
+            mine = [pid for pid in children_of(os.getpid())
+                    if b"multiprocessing" in Path(f"/proc/{pid}/cmdline").read_bytes()
+                    and b"resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes()]
+            for pid in mine:
+                os.kill(pid, signal.SIGKILL)
+            killed.extend(mine)
+
+    report = indexer.Indexer(load_settings(), make_embedder(), embed=False, progress=progress).run([str(pdf_folder)])
+    assert killed, "the reader processes were running"
+    assert report.added == len(PDFS) + 1 - len(report.skipped) and report.added >= 10
+    one = new_c1_env("one-reader")
+    assert one.run("index", pdf_folder, "--keywords-only", "--quiet", env={"C1_READERS": "0"}).rc == 0
+    assert stored(c1_home) == stored(one.home)
