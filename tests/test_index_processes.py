@@ -175,6 +175,10 @@ def test_a_stop_while_reader_processes_read_leaves_none_and_the_next_run_complet
     readers = [p for p in children_of(proc.pid)
                if b"multiprocessing" in Path(f"/proc/{p}/cmdline").read_bytes()]
     assert len(readers) >= 2, "reader processes at work"
+    for pid in readers:  # Ctrl-C reaches the whole process group: it is the indexer's, the readers ignore it
+        status = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                      if ":\t" in line)
+        assert int(status["SigIgn"], 16) & (1 << (signal.SIGINT - 1)), status["SigIgn"]
     if how == "kill -9":
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
