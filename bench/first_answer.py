@@ -7,7 +7,8 @@ home by a whole ``c1 index`` process; from its start, a whole ``c1 search QUESTI
 (through the home's resident process, as a user's would be) is run every ``--interval`` seconds until
 the question's filing (its FinanceBench ``doc_name``) comes back ranked in the top ``-k`` documents.
 Printed: seconds from the start of ``c1 index`` to that first right answer, to the end of the keyword
-phase (the index's own ``lexical_seconds``) and to the full index, the chunks, the searches made and
+phase (the index's own ``lexical_seconds``) and to the full index, the CPU seconds of ``c1 index`` and
+its reader processes at the answer and at the end of the keyword phase, the chunks, the searches made and
 how many answered, and the load average (the machine is shared: run it under ``nice``).
 
 The default question is the one whose filing the walk reads last among the FinanceBench filings
@@ -69,13 +70,25 @@ def manifest_query(home: Path, sql: str):
         db.close()
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU seconds of a running process (Linux /proc), threads included."""
+def _stat(pid: int | str) -> list[str] | None:
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a running process (Linux /proc), threads included, and of its child
+    processes (the reader processes of `c1 index`), running or ended."""
+    fields = _stat(pid)
+    if fields is None:
+        return None
+    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))
+    for entry in os.listdir("/proc"):
+        child = _stat(entry) if entry.isdigit() else None
+        if child is not None and int(child[1]) == pid:
+            ticks += int(child[11]) + int(child[12])
+    return round(ticks / os.sysconf("SC_CLK_TCK"), 2)
 
 
 def embedding_started(home: Path) -> bool:
