@@ -46,9 +46,24 @@ def _ids():
 
 def test_the_named_document_of_the_asked_period_wins():
     e = evidence(asked("What is the FY2018 capital expenditure amount for 3M?"), _ids())
-    assert e["3m18"] == 1.0
+    assert e["3m18"] == max(e.values()) > 0.7  # "3M" rules out two of the three others, the year the last
     assert e["3m22"] > e["amex18"] > 0  # the right name outweighs the right year
     assert e["jpm22"] == 0.0
+
+
+def test_a_name_nearly_every_document_holds_is_little_evidence():
+    """A folder of NDAs and a lower-cased question, whose "receiving party" and "confidential information"
+    are read as the names the agreements write: the one agreement (named by its file only) that does not
+    write them is not ruled out by them; a name one agreement holds still singles it out."""
+    ids = {f"nda{i}": identity("MUTUAL NON-DISCLOSURE AGREEMENT", f"nda {i}", "the Receiving Party shall hold the "
+                               "Confidential Information in confidence") for i in range(9)}
+    ids["ingram"] = identity("", "ingram non disclosure", "each party agrees to keep the information secret")
+    e = evidence(asked("does the Receiving Party share Confidential Information?"), ids)
+    assert max(e.values()) < 0.15, e
+    ids["ceii"] = identity("", "ceii and nda", "CEII and the Receiving Party agree")
+    rarity = {"ceii": 6.0, "receiving party": 2.0, "confidential information": 1.5}.get  # IDF, as the corpus gives it
+    e = evidence(asked("does CEII let the Receiving Party share Confidential Information?"), ids, rarity)
+    assert max(e, key=e.get) == "ceii" and e["ceii"] > 0.5
 
 
 def test_a_report_covers_its_own_year_and_the_years_before():

@@ -71,3 +71,14 @@ def test_what_a_document_holds_follows_the_chunks_in_view():
     later = {"d": DocView("d", "Birds", [("d_0", "A heron stood in the reeds."),
                                          ("d_1", "The heron built a nest of sticks.")])}
     assert ranker.rank(later, ["d"], {}).features["d"]["keywords"] == 1.0
+
+
+def test_a_titles_first_capital_names_nothing():
+    """Titles capitalise their first word as sentences do: "Political party" leaves "political party" in
+    common words, while names of several capitalised words ("FA Cup", "Craig Westcarr") and a file
+    name's words away from its start still write the question's words."""
+    assert tx.truecase("what political party was the socialist candidate?", ["It was a political party."],
+                       ["Political party"]) == "what political party was the socialist candidate?"
+    assert tx.truecase("when did craig westcarr win the fa cup", [], ["FA Cup", "Craig Westcarr"]) == \
+        "when did Craig Westcarr win the FA Cup"
+    assert tx.truecase("what does bosch sell", [], ["01 Bosch Automotive Service Solutions"]) == "what does Bosch sell"

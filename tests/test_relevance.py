@@ -163,6 +163,39 @@ def test_similarity_alone_never_reorders_the_own_search():
     assert anchored_order(ranking, ["a", "b"], ["x", "b", "a"]) == ["a", "b", "x"]
 
 
+def test_the_first_document_keeps_its_place_by_the_questions_rare_terms():
+    """ "Who is the spouse of the actor that plays Vision in Avengers: Age of Ultron?": the search's first
+    document (Paul Bettany's page) holds the question's rare terms; the film's page, which the question
+    names, has more evidence but goes first only when the first holds none of them."""
+    from c1.agent.evidence import WEIGHTS, anchored_order
+
+    def ranking(rare: float):
+        r = _ranking({"bettany": -2.5, "film": 2.6, "other": -3.0}, {"bettany": 0.4, "film": 4.14, "other": 0.0})
+        r.features["bettany"]["rare"] = rare
+        r.rare_weight = WEIGHTS["named"]
+        return r
+
+    assert anchored_order(ranking(1.0), ["bettany", "film", "other"], ["bettany", "film", "other"])[0] == "bettany"
+    assert anchored_order(ranking(0.0), ["bettany", "film", "other"], ["bettany", "film", "other"])[0] == "film"
+    # the guard is the first place's only: below it, the named page still passes what it out-evidences
+    r = ranking(1.0)
+    assert anchored_order(r, ["bettany", "other", "film"], ["bettany", "other", "film"]) == ["bettany", "film", "other"]
+
+
+def test_a_pivots_mention_of_a_named_document_is_no_extra_evidence():
+    """A document the question names is mentioned by the pivots its words found: that link is the
+    question's own mention again, so it adds nothing to the evidence that orders the answer (the logit
+    keeps it)."""
+    from c1.agent.evidence import WEIGHTS, Ranker
+
+    ranker = Ranker("Who directed the film?")
+    named = {"named": 1.0, "link": 0.6}
+    unnamed = {"named": 0.0, "link": 0.6}
+    assert ranker.evidence(named) == pytest.approx(WEIGHTS["named"])
+    assert ranker.evidence(unnamed) == pytest.approx(WEIGHTS["link"] * 0.6)
+    assert ranker.relational(named) == 0.0 and ranker.relational(unnamed) == pytest.approx(WEIGHTS["link"] * 0.6)
+
+
 def test_confidences_do_not_rise_down_the_answer():
     """The first document at 0.02 and the next at 0.13 was a defect: down the answer, confidences only fall."""
     from c1.agent.evidence import monotone, needed_offset

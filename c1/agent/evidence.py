@@ -417,7 +417,7 @@ class Ranker:
             feats[d] = {
                 "sim": max((qsim.get(c, 0.0) for c, _ in view.chunks), default=0.0),
                 "anchor": 1.0 / math.sqrt(rank) if rank else 0.0,
-                "named": self._named(titles[d]),
+                "named": self._named(titles[d], raw[d]),
                 "rare": self._rare(have[d]),
                 "phrase": float(any(f" {p} " in norms[d] for p in asked.phrases)
                                 and all(e.search(f"{raw[d]}\n{texts[d]}") for e in asked.exact)),
@@ -518,10 +518,11 @@ class Ranker:
         low, high = PIVOT_SIM
         return min(1.0, max(0.0, (f["sim"] - low) / (high - low)))
 
-    def _named(self, title: str) -> float:
+    def _named(self, title: str, written: str = "") -> float:
         """The question names the document: its (cleaned) title is one of the question's names, or a
         title of several words that the question writes with a capital (half when the title is only a
-        part of a longer name the question gives: "Lynn Turner" in "Joe Lynn Turner")."""
+        part of a longer name the question gives: "Lynn Turner" in "Joe Lynn Turner"). ``written``: the
+        title as the document writes it (its capitals)."""
         if not title or self.common(title):  # "CONFIDENTIAL INFORMATION", the first line of every NDA, names none
             return 0.0
         bare = tx.strip_article(title)
@@ -532,7 +533,11 @@ class Ranker:
         pattern = r"\W+".join(re.escape(w) for w in title.split())
         folded = _fold(self.asked.text)
         m = re.search(pattern, folded, re.IGNORECASE)
-        if not m or not any(ch.isupper() for ch in folded[m.start():m.end()]):
+        if not m:
+            return 0.0
+        title_words = re.findall(r"\w+", _fold(tx.without_suffix(written) or title))
+        asked_words = re.findall(r"\w+", folded[m.start():m.end()])
+        if not _capital_in_common(title_words, asked_words, at_start=not folded[:m.start()].strip()):
             return 0.0
         longer = any(f" {bare} " in f" {e} " and e != bare for e in self.asked.entities)
         return 0.5 if longer else 1.0
@@ -628,6 +633,16 @@ def _mid_sentence(text: str, word: str) -> bool:
     """``word`` occurs capitalised after a lower-case word or a comma somewhere in ``text``: a name,
     not a capitalised word that only starts sentences ("Effective January 1, …")."""
     return re.search(r"[a-z0-9,;:)]\s+" + re.escape(word) + r"(?![\w])", text) is not None
+
+
+def _capital_in_common(title: list[str], written: list[str], at_start: bool) -> bool:
+    """Whether the question writes one of a title's words with a capital where the title does too: the
+    capital of a title's first word is a title's, not a name's ("Political party" is named neither by
+    "political Party", whose capital comes from "Socialist Party", nor at the question's start)."""
+    for i, (t, w) in enumerate(zip(title, written)):
+        if t[:1].isupper() and w[:1].isupper() and (i > 0 or (not at_start and any(x[:1].isupper() for x in title[1:]))):
+            return True
+    return False
 
 
 def _fold(text: str) -> str:

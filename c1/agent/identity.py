@@ -26,6 +26,7 @@ of the Climate Council"), manuals ("Q3 release notes") and mail.
 
 from __future__ import annotations
 
+
 import re
 from dataclasses import dataclass
 
@@ -200,26 +201,38 @@ def evidence(question: Asked, identities: dict[str, Identity], rarity=None) -> d
     out = {d: 0.0 for d in identities}
     if not question or not identities:
         return out
-    parts: list[tuple[float, dict[str, float]]] = []
+    parts: list[tuple[float, float, dict[str, float]]] = []  # (weight, how much it singles out, values)
     weights = [max(0.0, rarity(" ".join(p))) if rarity else 1.0 for p in question.names]
     total_w = sum(weights) or 1.0
+    n = len(identities)
     for phrase, w in zip(question.names, weights):
         acronym = len(phrase) == 1 and phrase[0] in question.acronyms
-        parts.append((W_NAME * w / total_w,
-                      {d: float(i.has_name(phrase, acronym)) for d, i in identities.items()}))
+        got = {d: float(i.has_name(phrase, acronym)) for d, i in identities.items()}
+        parts.append((W_NAME * w / total_w, _singles_out(sum(got.values()), n), got))
     if question.years or question.quarters:
-        parts.append((W_PERIOD, {d: _period(question, i) for d, i in identities.items()}))
+        parts.append((W_PERIOD, 1.0, {d: _period(question, i) for d, i in identities.items()}))
     total = 0.0
-    for weight, got in parts:
+    for weight, share, got in parts:
         values = set(got.values())
         if len(values) < 2:  # every candidate matches alike: no evidence either way
             continue
         total += weight
         for d, v in got.items():
-            out[d] += weight * v
+            out[d] += weight * share * v
     if total == 0:
         return out
     return {d: v / total for d, v in out.items()}
+
+
+def _singles_out(holders: float, n: int) -> float:
+    """How much holding a name tells a document apart from the ``n`` given, when ``holders`` of them hold
+    it: the share of the others that it rules out, (n − holders) / (n − 1) — 1 for a name one document
+    holds ("CEII", "Coca-Cola"), near 0 for one nearly all hold ("Receiving Party" in a folder of NDAs,
+    which a lower-cased question's "receiving party" is read as): a name every other agreement holds is
+    no evidence that this one is not the one asked about."""
+    if n < 2 or holders <= 0:
+        return 1.0
+    return max(0.0, (n - holders) / (n - 1))
 
 
 def _period(question: Asked, ident: Identity) -> float:

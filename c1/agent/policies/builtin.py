@@ -40,6 +40,7 @@ rotate the order of the parts and follow the second-best bridge entity first.
 
 from __future__ import annotations
 
+
 import json
 import re
 from dataclasses import dataclass, field
@@ -422,9 +423,9 @@ class BuiltinPolicy:
         texts = [h.chunk.text for h in hits]
         docs = {h.doc.doc_id: h.doc for h in hits}
         names = [n for d in docs.values() for n in (d.title, file_name_words(d.path) if d.key == d.path else "")]
+        # the names it writes are evidence for the ranking; the order stays that of the question as asked
+        # (what one search returns), which the ranking departs from only on evidence
         self._question = tx.truecase(state.question, texts, names)
-        if self._question != state.question:  # the names it now writes are identity evidence for the ranking
-            hits = corpus.hybrid(self._question, corpus.CANDIDATES, vector=self._qvec)
         out = evd.document_order(hits)
         top = set(out[: self.max_docs])
         self._own_chunks = [h.chunk.id for h in hits[: search_depth(self.max_docs)] if h.doc.doc_id in top]

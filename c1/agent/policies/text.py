@@ -78,6 +78,11 @@ def norm(text: str) -> str:
     return " ".join(re.findall(r"\w+", re.sub(r"['’]s\b", "", text)))
 
 
+def without_suffix(title: str) -> str:
+    """A title without its disambiguation suffix, as written ("Tom Smith (actor)" → "Tom Smith")."""
+    return _PAREN.sub("", title or "").strip()
+
+
 def clean_title(title: str) -> str:
     """A title without its disambiguation suffix ("Tom Smith (actor)" → "tom smith"), normalised."""
     return norm(_PAREN.sub("", title or ""))
