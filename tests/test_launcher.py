@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from c1.serve import gpu as gpu_mod
-from c1.serve import launcher
-from c1.serve.gpu import GpuInfo, parse_nvidia_smi, plan_for
-from c1.serve.launcher import (
+from c1.model import gpu as gpu_mod
+from c1.model import launcher
+from c1.model.gpu import GpuInfo, parse_nvidia_smi, plan_for
+from c1.model.launcher import (
     GpuUnsupported,
     NoGpu,
     PortConflict,
@@ -453,8 +453,8 @@ def test_sigterm_to_c1_stops_vllm(fake_plan, tmp_path):
         textwrap.dedent(
             f"""
             import json, sys
-            from c1.serve import launcher
-            from c1.serve.gpu import parse_nvidia_smi
+            from c1.model import launcher
+            from c1.model.gpu import parse_nvidia_smi
             opts = launcher.ServeOptions(**json.loads(sys.argv[1]))
             plan = launcher.plan(opts, gpus=parse_nvidia_smi({H200!r}))
             def on_status(s):
@@ -505,7 +505,7 @@ def test_run_refuses_a_busy_port_and_unrunnable_plans(fake_plan, monkeypatch):
 
 
 def test_import_is_cheap():
-    code = "import sys, c1.serve.launcher; print(sorted(m for m in ('numpy','torch','vllm','httpx','huggingface_hub') if m in sys.modules))"
+    code = "import sys, c1.model.launcher; print(sorted(m for m in ('numpy','torch','vllm','httpx','huggingface_hub') if m in sys.modules))"
     root = Path(launcher.__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True)
     assert out.stdout.strip() == "[]"

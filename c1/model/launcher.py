@@ -6,13 +6,13 @@ Three steps, each usable alone:
   GPU verdict, the MXFP4 conversion needed, warnings and blocking problems. It works without a
   GPU and without vLLM installed (``c1 serve --dry-run``).
 - :func:`prepare` performs the slow, cached preliminaries: download the checkpoint if it is a
-  hub id, convert its MoE experts to MXFP4 (:mod:`c1.serve.quantize`).
+  hub id, convert its MoE experts to MXFP4 (:mod:`c1.model.quantize`).
 - :func:`run` starts vLLM in its own process group, waits until ``/health`` answers and
   ``/v1/models`` lists the model, then serves until vLLM exits or the user stops it (Ctrl-C,
   SIGTERM, SIGHUP); stopping sends SIGINT to the whole group (vLLM's clean shutdown frees the
   GPU), then SIGTERM, then SIGKILL, and leaves no orphan (vLLM's engine-core workers included).
 
-Only the standard library is imported at module level: ``import c1.serve.launcher`` is cheap.
+Only the standard library is imported at module level: ``import c1.model.launcher`` is cheap.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from c1.errors import C1Error
-from c1.serve.gpu import GpuInfo, GpuPlan, detect_gpus, plan_for
+from c1.model.gpu import GpuInfo, GpuPlan, detect_gpus, plan_for
 
 DEFAULT_MODEL = "chromadb/context-1"
 DEFAULT_PORT = 8001
@@ -372,7 +372,7 @@ def _inspect_checkpoint(opts: ServeOptions, problems: list[dict]) -> tuple[Path 
     folder = local or _cached_hub_snapshot(opts.model)
     if folder is None:
         return None, KNOWN_CHECKPOINTS.get(opts.model)
-    from c1.serve.quantize import checkpoint_quantization
+    from c1.model.quantize import checkpoint_quantization
 
     return folder, checkpoint_quantization(folder)
 
@@ -388,7 +388,7 @@ def _plan_conversion(opts: ServeOptions, folder: Path | None, kind: str | None) 
         return {"source": opts.model, "destination": str(destination), "state": "download"}
     if kind != "bf16":
         return None
-    from c1.serve.quantize import Checkpoint, cache_key
+    from c1.model.quantize import Checkpoint, cache_key
 
     marker = destination / ".c1-mxfp4.json"
     done = marker.is_file() and json.loads(marker.read_text()).get("key") == cache_key(Checkpoint.open(folder))
@@ -407,7 +407,7 @@ def plan(opts: ServeOptions, *, gpus: list[GpuInfo] | None = None) -> ServePlan:
 
     Invalid options (port of the Chroma server, bad values) raise :class:`ServeError` at once;
     what only stops :func:`run` (no vLLM, no GPU, GPU too old or too small) is listed in
-    ``problems``. ``gpus``: as from :func:`c1.serve.gpu.detect_gpus` (the default)."""
+    ``problems``. ``gpus``: as from :func:`c1.model.gpu.detect_gpus` (the default)."""
     _check_options(opts)
     problems: list[dict] = []
     warnings: list[str] = []
@@ -473,11 +473,11 @@ def _lora_warnings(opts: ServeOptions) -> list[str]:
 def prepare(plan_: ServePlan, *, progress=None, download: bool = True) -> ServePlan:
     """Download (hub id) and convert (BF16 -> MXFP4) what the plan needs; cached, so a second
     call returns at once. Returns the plan to :func:`run`. ``progress``: as for
-    :func:`c1.serve.quantize.quantize_checkpoint`."""
+    :func:`c1.model.quantize.quantize_checkpoint`."""
     conversion = plan_.conversion
     if not conversion or conversion["state"] == "done":
         return plan_
-    from c1.serve.quantize import checkpoint_quantization, quantize_checkpoint
+    from c1.model.quantize import checkpoint_quantization, quantize_checkpoint
 
     source = Path(conversion["source"]) if conversion["state"] == "needed" else _download(plan_.model, download)
     if checkpoint_quantization(source) == "mxfp4":
