@@ -52,7 +52,10 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
             raise C1Error(f"--port is vLLM's port; with --api-only there is no vLLM: give the search API's port "
                           f"with --api-port {vllm.port}")
         return serve_api(settings, **api.kwargs())
-    from c1.model.launcher import DEFAULT_PORT, ServeOptions, parse_lora, plan, prepare, run
+    from c1.model.launcher import run
+    from c1.model.options import DEFAULT_PORT, ServeOptions, parse_lora
+    from c1.model.plan import plan
+    from c1.model.prepare import prepare
 
     opts = ServeOptions(
         model=vllm.model, served_model_name=vllm.served_model_name, host=vllm.host, port=vllm.port or DEFAULT_PORT,
