@@ -627,7 +627,7 @@ def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_pat
     from c1.commands.mcp import _status
     from c1.config import load_settings
     from c1.eval.runner import collection_name
-    from c1.serve.api import SearchService
+    from c1.api import SearchService
 
     notes = tmp_path / "notes"
     notes.mkdir()

@@ -46,7 +46,7 @@ class ApiOptions:
 def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: bool, json_out: bool,
               api_only: bool, no_api: bool) -> int:
     if api_only:
-        from c1.serve.api import serve_api
+        from c1.api import serve_api
 
         if vllm.port is not None:
             raise C1Error(f"--port is vLLM's port; with --api-only there is no vLLM: give the search API's port "
@@ -76,7 +76,7 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
     the_plan = prepare(the_plan, progress=_conversion_progress())
     api_server = None
     if not no_api:
-        from c1.serve.api import make_server
+        from c1.api import make_server
 
         model_settings = replace(settings, base_urls=(the_plan.url,), model=the_plan.api_model, policy="llm")
         # bound now: a port clash fails before vLLM starts; a request's budget may not outgrow vLLM's window
