@@ -13,7 +13,8 @@ import pytest
 
 from c1.config import Settings
 from c1.errors import C1Error
-from c1.api import check_bind, is_loopback, make_server, validate_request, ApiError
+from c1.api import check_bind, is_loopback, make_server
+from c1.service import ApiError, validate_request
 from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
 
 
@@ -286,7 +287,7 @@ def test_the_cached_policy_choice_is_the_one_for_the_requests_budget(tmp_path):
 
     from c1.agent.policies.builtin import PRUNE_BELOW, SMALL_BUDGET
     from c1.config import Settings
-    from c1.api import SearchService
+    from c1.service import SearchService
 
     settings = Settings(home=tmp_path, policy="builtin")
     service = SearchService(settings, max_concurrency=1)
