@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from c1 import __version__
-from c1.config import CHOICES, DEBOUNCE
+from c1.config import CHOICES, DEBOUNCE, default_text
 
 POLICY_HELP = " | ".join(CHOICES["policy"])  # c1.config's list, so that `c1 --help` imports no policy (a test checks it is the registry's)
 
@@ -27,13 +27,13 @@ app = typer.Typer(
 )
 
 # Shared options ------------------------------------------------------------------------------
-Collection = Annotated[Optional[str], typer.Option("--collection", "-c", help="Named collection [default: default].")]
+Collection = Annotated[Optional[str], typer.Option("--collection", "-c", help=f"Named collection {default_text('collection')}.")]
 Home = Annotated[Optional[Path], typer.Option("--home", help="Index home [default: $C1_HOME or $XDG_DATA_HOME/c1].")]
 ChromaUrl = Annotated[Optional[str], typer.Option("--chroma-url", help="A Chroma server (http://host:port) instead of the embedded store.")]
 EmbedUrl = Annotated[Optional[str], typer.Option("--embed-url", help="OpenAI-compatible /v1/embeddings server instead of the built-in model.")]
 EmbedModel = Annotated[Optional[str], typer.Option("--embed-model", help="Model name for --embed-url.")]
 EmbedderOpt = Annotated[Optional[str], typer.Option("--embedder", help="Built-in embedder of a new collection (or with --rebuild): bge | minilm [default: bge].")]
-RerankOpt = Annotated[Optional[str], typer.Option("--rerank", help="Cross-encoder re-ranking: auto | off | onnx | a /rerank server URL [default: auto].")]
+RerankOpt = Annotated[Optional[str], typer.Option("--rerank", help=f"Cross-encoder re-ranking: auto | off | onnx | a /rerank server URL {default_text('rerank')}.")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or live view on stderr.")]
 
@@ -127,7 +127,7 @@ def index(
     embed_url: EmbedUrl = None,
     embed_model: EmbedModel = None,
     embedder: EmbedderOpt = None,
-    max_file_mb: Annotated[Optional[float], typer.Option("--max-file-mb", help="Skip files larger than this [default: 50].")] = None,
+    max_file_mb: Annotated[Optional[float], typer.Option("--max-file-mb", help=f"Skip files larger than this {default_text('max_file_mb')}.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any file was skipped.")] = False,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store; the vectors with the default or --embedder model).")] = False,
     ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
@@ -191,13 +191,13 @@ def rm(
 
 # The agent's options, shared by search, serve and mcp ---------------------------------------------
 # Their bounds are c1.config.RANGES, checked with the config file's and the API's (one line, naming the flag).
-PolicyOpt = Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} [default: auto].")]
-Parallel = Annotated[Optional[int], typer.Option("--parallel", "-p", help="Independent runs fused with RRF [default: 1].")]
-MaxDocs = Annotated[Optional[int], typer.Option("--max-docs", "-k", help="Documents to return [default: 10].")]
-Budget = Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")]
-SoftThreshold = Annotated[Optional[float], typer.Option("--soft-threshold", help="Share of the budget past which pruning is urged [default: 0.5].")]
-HardCutoff = Annotated[Optional[float], typer.Option("--hard-cutoff", help="Share of the budget past which only prune_chunks is accepted [default: 0.9].")]
-MaxTurns = Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")]
+PolicyOpt = Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} {default_text('policy')}.")]
+Parallel = Annotated[Optional[int], typer.Option("--parallel", "-p", help=f"Independent runs fused with RRF {default_text('parallel')}.")]
+MaxDocs = Annotated[Optional[int], typer.Option("--max-docs", "-k", help=f"Documents to return {default_text('max_docs')}.")]
+Budget = Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")]
+SoftThreshold = Annotated[Optional[float], typer.Option("--soft-threshold", help=f"Share of the budget past which pruning is urged {default_text('soft_threshold')}.")]
+HardCutoff = Annotated[Optional[float], typer.Option("--hard-cutoff", help=f"Share of the budget past which only prune_chunks is accepted {default_text('hard_cutoff')}.")]
+MaxTurns = Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per run {default_text('max_turns')}.")]
 BaseUrl = Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")]
 ModelName = Annotated[Optional[str], typer.Option("--model", help="Model name on the server [default: the first it lists].")]
 ApiKey = Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")]
@@ -205,7 +205,7 @@ ReasoningEffort = Annotated[Optional[str], typer.Option("--reasoning-effort", he
 Temperature = Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")]
 SamplingSeed = Annotated[Optional[int], typer.Option("--seed", help="Sampling seed (run i uses seed+i).")]
 ToolNames = Annotated[Optional[str], typer.Option("--tool-names", help="Rename tools for the model: search_corpus=SearchTool,grep_corpus=GrepTool,...")]
-EvidenceTokens = Annotated[Optional[int], typer.Option("--evidence-tokens", min=0, help="Tokens of supporting passages returned with the documents; 0: documents only [default: 2000].")]
+EvidenceTokens = Annotated[Optional[int], typer.Option("--evidence-tokens", min=0, help=f"Tokens of supporting passages returned with the documents; 0: documents only {default_text('evidence_tokens')}.")]
 MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", min=1, help="Cap on tokens the model generates per turn.")]
 
 
@@ -378,14 +378,14 @@ def train_collect(
     chroma_url: ChromaUrl = None,
     embed_url: EmbedUrl = None,
     embed_model: EmbedModel = None,
-    policy: Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} [default: auto].")] = None,
+    policy: Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} {default_text('policy')}.")] = None,
     base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible server of the teacher (repeatable: replicas).")] = None,
     model: Annotated[Optional[str], typer.Option("--model", help="Teacher model name on the server.")] = None,
     api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
     reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high (gpt-oss).")] = None,
     temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
-    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per run {default_text('max_turns')}.")] = None,
     runs: Annotated[int, typer.Option("--runs", min=1, max=64, help="Runs per task.")] = 4,
     workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Tasks in flight.")] = 1,
     low_rate: Annotated[float, typer.Option("--low-rate", min=0.0, max=1.0, help="Keep rate of lower-recall runs at the thresholds (falls with recall).")] = 0.5,
@@ -457,8 +457,8 @@ def train_rl(
     start_date: StartDate = None,
     vllm_url: Annotated[Optional[str], typer.Option("--vllm-url", help="vLLM server for rollouts (start it with c1 serve --rollout); default: generate in process.")] = None,
     vllm_model: Annotated[Optional[str], typer.Option("--vllm-model", help="Base model name on the vLLM server [default: --model].")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
-    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per rollout [default: 24].")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per rollout {default_text('max_turns')}.")] = None,
     epochs: Annotated[int, typer.Option("--epochs", min=1, help="Passes over the tasks (β anneals 4 → 2 across them).")] = 3,
     group_size: Annotated[int, typer.Option("--group-size", min=2, help="Rollouts per task (advantages are relative to the group).")] = 8,
     queries_per_step: Annotated[int, typer.Option("--queries-per-step", min=1, help="Tasks per step.")] = 16,
@@ -520,11 +520,11 @@ def _eval_command(dataset: str, summary: str):
         split: Annotated[Optional[str], typer.Option("--split", help="beir: the qrels split [default: test].")] = None,
         docs: Annotated[Optional[str], typer.Option("--docs", help="financebench: the folder of PDFs [default: pdfs/ beside PATH].")] = None,
         no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not draw plot.png.")] = False,
-        policy: Annotated[Optional[str], typer.Option("--policy", help=f"Policy when --systems is not given: {POLICY_HELP} [default: auto].")] = None,
-        parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", help="Parallel runs for policies given without @N [default: 1].")] = None,
-        max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", help="Documents returned per question, by every system [default: 10].")] = None,
-        budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
-        max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")] = None,
+        policy: Annotated[Optional[str], typer.Option("--policy", help=f"Policy when --systems is not given: {POLICY_HELP} {default_text('policy')}.")] = None,
+        parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", help=f"Parallel runs for policies given without @N {default_text('parallel')}.")] = None,
+        max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", help=f"Documents returned per question, by every system {default_text('max_docs')}.")] = None,
+        budget: Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")] = None,
+        max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per run {default_text('max_turns')}.")] = None,
         base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")] = None,
         model: Annotated[Optional[str], typer.Option("--model", help="Model name on the server.")] = None,
         api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,

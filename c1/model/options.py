@@ -7,13 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from c1.config import DEFAULT_BUDGET
 from c1.model.errors import PortConflict, ServeError
 
 DEFAULT_MODEL = "chromadb/context-1"
 DEFAULT_PORT = 8001
 """Not 8000: ``chroma run`` and vLLM both default to 8000."""
 CHROMA_DEFAULT_PORT = 8000
-DEFAULT_CONTEXT_BUDGET = 32768
+DEFAULT_CONTEXT_BUDGET = DEFAULT_BUDGET
 REPLY_HEADROOM = 8192
 """Tokens on top of the agent's context budget: the reply, the system prompt, tool schemas."""
 MAX_POSITION_EMBEDDINGS = 131072
