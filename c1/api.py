@@ -48,12 +48,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from c1 import __version__
 from c1.config import Settings
 from c1.errors import C1Error
-from c1.service import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, ApiError, SearchService, validate_request
-
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8080
-"""Not 8000 (``chroma run``) nor 8001 (vLLM in ``c1 serve``)."""
-DEFAULT_MAX_BODY = 64 * 1024
+from c1.service import (
+    DEFAULT_HOST,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_PORT,
+    DEFAULT_TIMEOUT_S,
+    ApiError,
+    SearchService,
+    validate_request,
+)
 
 
 def is_loopback(host: str) -> bool:

@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from c1 import __version__
+from c1.commands.serve import ServeFlags  # the flags only: nothing is served at import
 from c1.config import CHOICES, DEBOUNCE, default_text
 
 POLICY_HELP = " | ".join(CHOICES["policy"])  # c1.config's list, so that `c1 --help` imports no policy (a test checks it is the registry's)
@@ -237,6 +238,39 @@ def agent_options(fn):
     return command
 
 
+def options_from(cls, name: str):
+    """Give a command the options declared by dataclass ``cls`` (:func:`c1.options.option` fields), in their
+    order, where its parameter ``name`` stands; the command receives them as one ``cls`` instance ``name``."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    declared = {f.name: (Annotated[hints[f.name], typer.Option(*f.metadata["flags"], help=f.metadata["help"],
+                                                                **f.metadata["typer"])], f.default)
+                for f in dataclasses.fields(cls)}
+
+    def wrap(fn):
+        sig = inspect.signature(fn, eval_str=True)
+        params = []
+        for p in sig.parameters.values():
+            if p.name == name:
+                params += [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=kind)
+                           for n, (kind, default) in declared.items()]
+            else:
+                params.append(p)
+
+        @functools.wraps(fn)
+        def command(**kwargs):
+            values = {n: kwargs.pop(n) for n in declared}
+            return fn(**{name: cls(**values)}, **kwargs)
+
+        command.__signature__ = sig.replace(parameters=params)
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return command
+
+    return wrap
+
+
 # search --------------------------------------------------------------------------------------
 @app.command()
 @agent_options
@@ -263,39 +297,12 @@ def search(
 # serve ---------------------------------------------------------------------------------------
 @app.command()
 @agent_options
-def serve(
-    vllm_model: Annotated[str, typer.Option("--vllm-model", help="Hub id or local checkpoint folder (gpt-oss family) for vLLM.")] = "chromadb/context-1",
-    served_model_name: Annotated[Optional[str], typer.Option("--served-model-name", help="Name clients use [default: the model].")] = None,
-    host: Annotated[str, typer.Option("--host", help="vLLM bind address.")] = "127.0.0.1",
-    port: Annotated[Optional[int], typer.Option("--port", min=1, max=65535, help="vLLM port (never Chroma's 8000) [default: 8001].")] = None,
-    chroma_port: Annotated[int, typer.Option("--chroma-port", help="The Chroma server port to keep clear.")] = 8000,
-    quantize: Annotated[str, typer.Option("--quantize", help="mxfp4 (convert BF16 experts once, cached) | none.")] = "mxfp4",
-    gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization", min=0.1, max=1.0)] = 0.9,
-    tensor_parallel_size: Annotated[int, typer.Option("--tensor-parallel-size", min=1)] = 1,
-    lora: Annotated[Optional[list[str]], typer.Option("--lora", help="LoRA adapter NAME=PATH (repeatable).")] = None,
-    rollout: Annotated[bool, typer.Option("--rollout", help="Serve as c1 train rl's rollout server: adapters hot-loaded at run time, processed log-probabilities.")] = False,
-    max_lora_rank: Annotated[Optional[int], typer.Option("--max-lora-rank", min=1, help="Largest LoRA rank to serve [default: the adapters', else 16].")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the vLLM command; start nothing.")] = False,
-    ready_timeout: Annotated[float, typer.Option("--ready-timeout", help="Seconds to wait for vLLM.")] = 1800.0,
-    api_only: Annotated[bool, typer.Option("--api-only", help="Serve only the search API (built-in policy, or --base-url).")] = False,
-    no_api: Annotated[bool, typer.Option("--no-api", help="Serve only the model.")] = False,
-    api_host: Annotated[str, typer.Option("--api-host", help="Search API bind address (non-loopback needs --token).")] = "127.0.0.1",
-    api_port: Annotated[int, typer.Option("--api-port", min=1, max=65535, help="Search API port.")] = 8080,
-    token: Annotated[Optional[str], typer.Option("--token", envvar="C1_SERVE_TOKEN", help="Bearer token required by the search API.")] = None,
-    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1, help="Agent runs at once: a search takes one per parallel run (more get 429).")] = 4,
-    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per search (then 504).")] = 300.0,
-    max_body: Annotated[int, typer.Option("--max-body", min=256, help="Largest request body in bytes (then 413).")] = 65536,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every request on stderr.")] = False,
-    settings=None,
-    json_out: Json = False,
-) -> None:
+@options_from(ServeFlags, "flags")
+def serve(flags=None, settings=None, json_out: Json = False) -> None:
     """Serve Context-1 on vLLM (MXFP4) and the search API (POST /v1/search); or only the API."""
-    from c1.commands.serve import ApiOptions, VllmFlags, run_serve
+    from c1.commands.serve import run_serve
 
-    vllm = VllmFlags(vllm_model, served_model_name, host, port, chroma_port, quantize, gpu_memory_utilization,
-                     tensor_parallel_size, tuple(lora or ()), settings.seed or 0, ready_timeout, rollout, max_lora_rank)
-    api = ApiOptions(api_host, api_port, token, max_concurrency, timeout, max_body, verbose)
-    _run(run_serve, settings, vllm, api, dry_run=dry_run, json_out=json_out, api_only=api_only, no_api=no_api)
+    _run(run_serve, settings, flags, json_out=json_out)
 
 
 # mcp -----------------------------------------------------------------------------------------

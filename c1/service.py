@@ -27,6 +27,11 @@ from c1.errors import C1Error
 
 DEFAULT_MAX_CONCURRENCY = 4
 DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+"""The search API's (c1/api.py), here beside its other defaults so that the CLI reads them without
+importing an HTTP server. Not 8000 (``chroma run``) nor 8001 (vLLM in ``c1 serve``)."""
+DEFAULT_MAX_BODY = 64 * 1024
 
 FIELDS = {
     "query": str, "collection": str, "max_docs": int, "parallel": int, "budget": int,

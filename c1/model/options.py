@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +92,8 @@ def max_model_len_for(context_budget: int, headroom: int = REPLY_HEADROOM, limit
 
 def read_lora_rank(path: str | Path) -> int | None:
     """``r`` from a PEFT adapter's ``adapter_config.json``, if there is one."""
+    import json
+
     try:
         rank = json.loads((Path(path).expanduser() / "adapter_config.json").read_text()).get("r")
     except (OSError, ValueError, AttributeError):
