@@ -15,6 +15,7 @@ import typer
 from c1 import __version__
 from c1.commands.serve import ServeFlags  # the flags only: nothing is served at import
 from c1.config import CHOICES, DEBOUNCE, default_text
+from c1.train.settings import RlFlags  # the flags only: torch loads inside the command
 
 POLICY_HELP = " | ".join(CHOICES["policy"])  # c1.config's list, so that `c1 --help` imports no policy (a test checks it is the registry's)
 
@@ -238,16 +239,22 @@ def agent_options(fn):
     return command
 
 
+def option_of(cls, name: str):
+    """The Typer option (an ``Annotated`` type) of field ``name`` of a dataclass of :func:`c1.options.option` fields."""
+    import dataclasses
+    import typing
+
+    f = next(f for f in dataclasses.fields(cls) if f.name == name)
+    kind = typing.get_type_hints(cls)[name]
+    return Annotated[kind, typer.Option(*f.metadata["flags"], help=f.metadata["help"], **f.metadata["typer"])]
+
+
 def options_from(cls, name: str):
     """Give a command the options declared by dataclass ``cls`` (:func:`c1.options.option` fields), in their
     order, where its parameter ``name`` stands; the command receives them as one ``cls`` instance ``name``."""
     import dataclasses
-    import typing
 
-    hints = typing.get_type_hints(cls)
-    declared = {f.name: (Annotated[hints[f.name], typer.Option(*f.metadata["flags"], help=f.metadata["help"],
-                                                                **f.metadata["typer"])], f.default)
-                for f in dataclasses.fields(cls)}
+    declared = {f.name: (option_of(cls, f.name), f.default) for f in dataclasses.fields(cls)}
 
     def wrap(fn):
         sig = inspect.signature(fn, eval_str=True)
@@ -331,12 +338,12 @@ ModelDir = Annotated[Path, typer.Option("--model", help="Local folder of the mod
 Adapter = Annotated[Optional[Path], typer.Option("--adapter", help="Start from this LoRA adapter (e.g. the SFT output) instead of a fresh one.")]
 Renderer = Annotated[str, typer.Option("--renderer", help="auto | harmony | chat_template: how prompts become tokens (auto: harmony for gpt-oss).")]
 StartDate = Annotated[Optional[str], typer.Option("--start-date", help="Harmony conversation date (YYYY-MM-DD); set VLLM_SYSTEM_START_DATE to the same [default: today].")]
-LoraRank = Annotated[int, typer.Option("--lora-rank", min=1, help="LoRA rank.")]
-LoraAlpha = Annotated[int, typer.Option("--lora-alpha", min=1, help="LoRA alpha.")]
-LoraDropout = Annotated[float, typer.Option("--lora-dropout", min=0.0, max=0.9, help="LoRA dropout.")]
-LoraTargets = Annotated[Optional[str], typer.Option("--lora-targets", help="Comma-separated module names [default: q_proj,k_proj,v_proj,o_proj].")]
-Seed = Annotated[int, typer.Option("--seed", help="Random seed.")]
-AttnImpl = Annotated[Optional[str], typer.Option("--attn-implementation", help="transformers attention kernel [default: gpt-oss: FA3 with sinks via `kernels` if installed, else flex_attention; others: the model's default].")]
+LoraRank = option_of(RlFlags, "lora_rank")  # the same flags for sft as for rl, declared once (c1/train/settings.py)
+LoraAlpha = option_of(RlFlags, "lora_alpha")
+LoraDropout = option_of(RlFlags, "lora_dropout")
+LoraTargets = option_of(RlFlags, "lora_targets")
+Seed = option_of(RlFlags, "seed")
+AttnImpl = option_of(RlFlags, "attn_implementation")
 
 
 @train_app.command("synth")
@@ -428,9 +435,9 @@ def train_sft(
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Samples per device batch.")] = 1,
     grad_accum: Annotated[int, typer.Option("--grad-accum", min=1, help="Gradient accumulation steps.")] = 8,
     max_length: Annotated[int, typer.Option("--max-length", min=256, help="Longest sample in tokens (longer ones are dropped).")] = 40960,
-    lora_rank: LoraRank = 16,
-    lora_alpha: LoraAlpha = 32,
-    lora_dropout: LoraDropout = 0.0,
+    lora_rank: LoraRank = RlFlags.lora_rank,
+    lora_alpha: LoraAlpha = RlFlags.lora_alpha,
+    lora_dropout: LoraDropout = RlFlags.lora_dropout,
     lora_targets: LoraTargets = None,
     gradient_checkpointing: Annotated[bool, typer.Option("--gradient-checkpointing", help="Trade compute for memory.")] = False,
     attn_implementation: AttnImpl = None,
@@ -449,6 +456,7 @@ def train_sft(
 
 
 @train_app.command("rl")
+@options_from(RlFlags, "flags")
 def train_rl(
     tasks: Annotated[Path, typer.Option("--tasks", "-t", help="Task file from `c1 train synth`.")],
     model: ModelDir,
@@ -466,28 +474,7 @@ def train_rl(
     vllm_model: Annotated[Optional[str], typer.Option("--vllm-model", help="Base model name on the vLLM server [default: --model].")] = None,
     budget: Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")] = None,
     max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per rollout {default_text('max_turns')}.")] = None,
-    epochs: Annotated[int, typer.Option("--epochs", min=1, help="Passes over the tasks (β anneals 4 → 2 across them).")] = 3,
-    group_size: Annotated[int, typer.Option("--group-size", min=2, help="Rollouts per task (advantages are relative to the group).")] = 8,
-    queries_per_step: Annotated[int, typer.Option("--queries-per-step", min=1, help="Tasks per step.")] = 16,
-    substeps: Annotated[int, typer.Option("--substeps", min=1, help="Optimizer steps per batch of rollouts.")] = 2,
-    lr: Annotated[float, typer.Option("--lr", min=0.0, help="Learning rate.")] = 1e-5,
-    eps_max: Annotated[float, typer.Option("--eps-max", min=1.0, help="CISPO upper bound on the importance weight (no lower bound).")] = 5.0,
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Rollout sampling temperature.")] = 1.0,
-    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=16, help="Token limit per assistant turn.")] = 2048,
-    max_context: Annotated[Optional[int], typer.Option("--max-context", min=1024, help="Model window: a longer prompt ends the rollout.")] = None,
-    lora_rank: LoraRank = 16,
-    lora_alpha: LoraAlpha = 32,
-    lora_dropout: LoraDropout = 0.0,
-    lora_targets: LoraTargets = None,
-    save_every: Annotated[int, typer.Option("--save-every", min=1, help="Checkpoint every N steps.")] = 10,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Stop after N steps.")] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue from the newest checkpoint in --out.")] = False,
-    start_level: Annotated[int, typer.Option("--start-level", min=0, help="Highest task level of the first epoch (one more each epoch).")] = 0,
-    curriculum: Annotated[bool, typer.Option("--curriculum/--no-curriculum", help="Few-hop tasks first.")] = True,
-    rollout_workers: Annotated[int, typer.Option("--rollout-workers", min=1, max=256, help="Tasks rolled out at once (with --vllm-url).")] = 16,
-    gradient_checkpointing: Annotated[bool, typer.Option("--gradient-checkpointing", help="Trade compute for memory.")] = False,
-    attn_implementation: AttnImpl = None,
-    seed: Seed = 0,
+    flags=None,
     json_out: Json = False,
     quiet: Quiet = False,
 ) -> None:
@@ -496,14 +483,9 @@ def train_rl(
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
                          budget=budget, max_turns=max_turns)
-    _run(run_rl, settings, tasks=tasks, model=model, out=out, adapter=adapter, renderer=renderer,
-         reasoning_effort=reasoning_effort, start_date=start_date, vllm_url=vllm_url, vllm_model=vllm_model, epochs=epochs,
-         group_size=group_size, queries_per_step=queries_per_step, substeps=substeps, lr=lr, eps_max=eps_max,
-         temperature=temperature, max_new_tokens=max_new_tokens, max_context=max_context, lora_rank=lora_rank,
-         lora_alpha=lora_alpha, lora_dropout=lora_dropout, lora_targets=lora_targets, save_every=save_every,
-         max_steps=max_steps, resume=resume, start_level=start_level, curriculum=curriculum,
-         rollout_workers=rollout_workers, gradient_checkpointing=gradient_checkpointing, seed=seed,
-         json_out=json_out, quiet=quiet, attn_implementation=attn_implementation)
+    _run(run_rl, settings, flags, tasks=tasks, model=model, out=out, adapter=adapter, renderer=renderer,
+         reasoning_effort=reasoning_effort, start_date=start_date, vllm_url=vllm_url, vllm_model=vllm_model,
+         json_out=json_out, quiet=quiet)
 
 
 # eval ----------------------------------------------------------------------------------------

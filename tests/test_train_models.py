@@ -403,6 +403,7 @@ def test_collect_sft_rl_command_bodies(hotpot, tiny, tmp_path, capsys):
 
     from c1.commands.train import run_collect, run_rl, run_sft
     from c1.errors import C1Error
+    from c1.train.settings import RlFlags
     from c1.train.tasks import append_jsonl
 
     settings, corpus, tasks, _ = hotpot
@@ -419,20 +420,20 @@ def test_collect_sft_rl_command_bodies(hotpot, tiny, tmp_path, capsys):
     sft = json.loads(capsys.readouterr().out)
     assert sft["steps"] == 1 and sft["renderer"] == "chat_template"
     rl_args = dict(tasks=task_file, model=tiny, out=tmp_path / "rl", adapter=Path(sft["adapter"]), renderer="auto",
-                   reasoning_effort=None, start_date=None, vllm_url=None, vllm_model=None, epochs=1, group_size=2,
-                   queries_per_step=1, substeps=1, lr=1e-3, eps_max=5.0, temperature=1.0, max_new_tokens=8,
-                   max_context=8192, save_every=1, max_steps=1, resume=False, start_level=0,
-                   curriculum=True, rollout_workers=1, gradient_checkpointing=False, seed=0, json_out=True, quiet=True, **lora)
+                   reasoning_effort=None, start_date=None, vllm_url=None, vllm_model=None, json_out=True, quiet=True)
+    flags = RlFlags(epochs=1, group_size=2, queries_per_step=1, substeps=1, lr=1e-3, eps_max=5.0, temperature=1.0,
+                    max_new_tokens=8, max_context=8192, save_every=1, max_steps=1, resume=False, start_level=0,
+                    curriculum=True, rollout_workers=1, gradient_checkpointing=False, seed=0, **lora)
     small = replace(settings, budget=2000, max_turns=2)
-    run_rl(small, **rl_args)
+    run_rl(small, flags, **rl_args)
     rl = json.loads(capsys.readouterr().out)
     assert rl["steps"] == 1 and Path(rl["adapter"], "adapter_model.safetensors").exists()
     assert len((tmp_path / "rl" / "metrics.jsonl").read_text().splitlines()) == 1
     config = json.loads((tmp_path / "rl" / "config.json").read_text())
     assert config["renderer"] == "chat_template" and config["settings"]["group_size"] == 2
     with pytest.raises(C1Error, match="--resume"):
-        run_rl(small, **rl_args)
-    run_rl(small, **{**rl_args, "resume": True, "max_steps": 2})
+        run_rl(small, flags, **rl_args)
+    run_rl(small, replace(flags, resume=True, max_steps=2), **rl_args)
     assert json.loads(capsys.readouterr().out)["steps"] == 2
 
 

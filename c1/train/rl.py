@@ -41,38 +41,8 @@ from c1.agent.tools import ToolConfig
 from c1.train import cispo
 from c1.train import reward as rw
 from c1.train.collect import run_task
-from c1.train.model import LoraSpec
 from c1.train.policy import TokenPolicy
-
-
-@dataclass(frozen=True)
-class RLSettings:
-    epochs: int = 3
-    group_size: int = 8
-    queries_per_step: int = 16
-    substeps: int = 2
-    """Optimizer steps per batch of rollouts (each on 1/substeps of the turn samples)."""
-    lr: float = 1e-5
-    weight_decay: float = 0.0
-    grad_clip: float = 1.0
-    eps_max: float = 5.0
-    """CISPO's upper bound on the importance weight (no lower bound)."""
-    advantage_scale: str = "std"
-    temperature: float = 1.0
-    """Sampling temperature of the rollouts; the trainer's log-probabilities use the same."""
-    tis_cap: float = 2.0
-    """Truncation of the sampler correction π_old/μ (sampler/trainer mismatch)."""
-    max_new_tokens: int = 2048
-    max_context: int | None = None
-    max_steps: int | None = None
-    save_every: int = 10
-    keep_checkpoints: int = 3
-    start_level: int = 0
-    curriculum: bool = True
-    rollout_workers: int = 1
-    seed: int = 0
-    lora: LoraSpec = LoraSpec()
-    reward: rw.RewardConfig = rw.RewardConfig()
+from c1.train.settings import RLSettings
 
 
 def curriculum(tasks: list[dict], epoch: int, cfg: RLSettings) -> list[dict]:
