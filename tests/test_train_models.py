@@ -230,9 +230,9 @@ class ScriptedHarmony:
     """A generator that 'samples' given assistant turns, rendered as harmony completions."""
 
     def __init__(self, replies: list[dict]):
-        from c1 import harmony as hm
+        from c1.harmony import completion_ids
 
-        self.completions = [hm.completion_ids(r) for r in replies]
+        self.completions = [completion_ids(r) for r in replies]
 
     def generate(self, prompt_ids, max_new_tokens, temperature, stop_ids):
         return self.completions.pop(0)
@@ -519,14 +519,14 @@ def test_a_sampled_turn_cut_before_its_stop_token_is_truncated(hotpot):
     """The RL sampler's turn that hits max_new_tokens (no <|call|> / <|return|> at its end) is a
     budget stop of the loop (``truncated``), never the answer."""
     pytest.importorskip("openai_harmony")
-    from c1 import harmony as hm
+    from c1.harmony import completion_ids
     from c1.agent.tools import ToolConfig
     from c1.train.collect import run_task
     from c1.train.policy import TokenPolicy
     from c1.train.render import HarmonyRenderer
 
     settings, corpus, tasks, _ = hotpot
-    answer = hm.completion_ids({"role": "assistant", "content": '<Document id="x"><Justification>j</Justification></Document>'})
+    answer = completion_ids({"role": "assistant", "content": '<Document id="x"><Justification>j</Justification></Document>'})
 
     class Cut:
         def generate(self, prompt_ids, max_new_tokens, temperature, stop_ids):
