@@ -13,7 +13,9 @@ from typing import Annotated, Optional
 import typer
 
 from c1 import __version__
-from c1.config import CHOICES, DEBOUNCE
+from c1.commands.serve import ServeFlags  # the flags only: nothing is served at import
+from c1.config import CHOICES, DEBOUNCE, default_text
+from c1.train.settings import RlFlags  # the flags only: torch loads inside the command
 
 POLICY_HELP = " | ".join(CHOICES["policy"])  # c1.config's list, so that `c1 --help` imports no policy (a test checks it is the registry's)
 
@@ -27,13 +29,13 @@ app = typer.Typer(
 )
 
 # Shared options ------------------------------------------------------------------------------
-Collection = Annotated[Optional[str], typer.Option("--collection", "-c", help="Named collection [default: default].")]
+Collection = Annotated[Optional[str], typer.Option("--collection", "-c", help=f"Named collection {default_text('collection')}.")]
 Home = Annotated[Optional[Path], typer.Option("--home", help="Index home [default: $C1_HOME or $XDG_DATA_HOME/c1].")]
 ChromaUrl = Annotated[Optional[str], typer.Option("--chroma-url", help="A Chroma server (http://host:port) instead of the embedded store.")]
 EmbedUrl = Annotated[Optional[str], typer.Option("--embed-url", help="OpenAI-compatible /v1/embeddings server instead of the built-in model.")]
 EmbedModel = Annotated[Optional[str], typer.Option("--embed-model", help="Model name for --embed-url.")]
 EmbedderOpt = Annotated[Optional[str], typer.Option("--embedder", help="Built-in embedder of a new collection (or with --rebuild): bge | minilm [default: bge].")]
-RerankOpt = Annotated[Optional[str], typer.Option("--rerank", help="Cross-encoder re-ranking: auto | off | onnx | a /rerank server URL [default: auto].")]
+RerankOpt = Annotated[Optional[str], typer.Option("--rerank", help=f"Cross-encoder re-ranking: auto | off | onnx | a /rerank server URL {default_text('rerank')}.")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or live view on stderr.")]
 
@@ -127,7 +129,7 @@ def index(
     embed_url: EmbedUrl = None,
     embed_model: EmbedModel = None,
     embedder: EmbedderOpt = None,
-    max_file_mb: Annotated[Optional[float], typer.Option("--max-file-mb", help="Skip files larger than this [default: 50].")] = None,
+    max_file_mb: Annotated[Optional[float], typer.Option("--max-file-mb", help=f"Skip files larger than this {default_text('max_file_mb')}.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any file was skipped.")] = False,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store; the vectors with the default or --embedder model).")] = False,
     ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
@@ -191,13 +193,13 @@ def rm(
 
 # The agent's options, shared by search, serve and mcp ---------------------------------------------
 # Their bounds are c1.config.RANGES, checked with the config file's and the API's (one line, naming the flag).
-PolicyOpt = Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} [default: auto].")]
-Parallel = Annotated[Optional[int], typer.Option("--parallel", "-p", help="Independent runs fused with RRF [default: 1].")]
-MaxDocs = Annotated[Optional[int], typer.Option("--max-docs", "-k", help="Documents to return [default: 10].")]
-Budget = Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")]
-SoftThreshold = Annotated[Optional[float], typer.Option("--soft-threshold", help="Share of the budget past which pruning is urged [default: 0.5].")]
-HardCutoff = Annotated[Optional[float], typer.Option("--hard-cutoff", help="Share of the budget past which only prune_chunks is accepted [default: 0.9].")]
-MaxTurns = Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")]
+PolicyOpt = Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} {default_text('policy')}.")]
+Parallel = Annotated[Optional[int], typer.Option("--parallel", "-p", help=f"Independent runs fused with RRF {default_text('parallel')}.")]
+MaxDocs = Annotated[Optional[int], typer.Option("--max-docs", "-k", help=f"Documents to return {default_text('max_docs')}.")]
+Budget = Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")]
+SoftThreshold = Annotated[Optional[float], typer.Option("--soft-threshold", help=f"Share of the budget past which pruning is urged {default_text('soft_threshold')}.")]
+HardCutoff = Annotated[Optional[float], typer.Option("--hard-cutoff", help=f"Share of the budget past which only prune_chunks is accepted {default_text('hard_cutoff')}.")]
+MaxTurns = Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per run {default_text('max_turns')}.")]
 BaseUrl = Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")]
 ModelName = Annotated[Optional[str], typer.Option("--model", help="Model name on the server [default: the first it lists].")]
 ApiKey = Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")]
@@ -205,7 +207,7 @@ ReasoningEffort = Annotated[Optional[str], typer.Option("--reasoning-effort", he
 Temperature = Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")]
 SamplingSeed = Annotated[Optional[int], typer.Option("--seed", help="Sampling seed (run i uses seed+i).")]
 ToolNames = Annotated[Optional[str], typer.Option("--tool-names", help="Rename tools for the model: search_corpus=SearchTool,grep_corpus=GrepTool,...")]
-EvidenceTokens = Annotated[Optional[int], typer.Option("--evidence-tokens", min=0, help="Tokens of supporting passages returned with the documents; 0: documents only [default: 2000].")]
+EvidenceTokens = Annotated[Optional[int], typer.Option("--evidence-tokens", min=0, help=f"Tokens of supporting passages returned with the documents; 0: documents only {default_text('evidence_tokens')}.")]
 MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", min=1, help="Cap on tokens the model generates per turn.")]
 
 
@@ -237,6 +239,45 @@ def agent_options(fn):
     return command
 
 
+def option_of(cls, name: str):
+    """The Typer option (an ``Annotated`` type) of field ``name`` of a dataclass of :func:`c1.options.option` fields."""
+    import dataclasses
+    import typing
+
+    f = next(f for f in dataclasses.fields(cls) if f.name == name)
+    kind = typing.get_type_hints(cls)[name]
+    return Annotated[kind, typer.Option(*f.metadata["flags"], help=f.metadata["help"], **f.metadata["typer"])]
+
+
+def options_from(cls, name: str):
+    """Give a command the options declared by dataclass ``cls`` (:func:`c1.options.option` fields), in their
+    order, where its parameter ``name`` stands; the command receives them as one ``cls`` instance ``name``."""
+    import dataclasses
+
+    declared = {f.name: (option_of(cls, f.name), f.default) for f in dataclasses.fields(cls)}
+
+    def wrap(fn):
+        sig = inspect.signature(fn, eval_str=True)
+        params = []
+        for p in sig.parameters.values():
+            if p.name == name:
+                params += [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=kind)
+                           for n, (kind, default) in declared.items()]
+            else:
+                params.append(p)
+
+        @functools.wraps(fn)
+        def command(**kwargs):
+            values = {n: kwargs.pop(n) for n in declared}
+            return fn(**{name: cls(**values)}, **kwargs)
+
+        command.__signature__ = sig.replace(parameters=params)
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return command
+
+    return wrap
+
+
 # search --------------------------------------------------------------------------------------
 @app.command()
 @agent_options
@@ -263,39 +304,12 @@ def search(
 # serve ---------------------------------------------------------------------------------------
 @app.command()
 @agent_options
-def serve(
-    vllm_model: Annotated[str, typer.Option("--vllm-model", help="Hub id or local checkpoint folder (gpt-oss family) for vLLM.")] = "chromadb/context-1",
-    served_model_name: Annotated[Optional[str], typer.Option("--served-model-name", help="Name clients use [default: the model].")] = None,
-    host: Annotated[str, typer.Option("--host", help="vLLM bind address.")] = "127.0.0.1",
-    port: Annotated[Optional[int], typer.Option("--port", min=1, max=65535, help="vLLM port (never Chroma's 8000) [default: 8001].")] = None,
-    chroma_port: Annotated[int, typer.Option("--chroma-port", help="The Chroma server port to keep clear.")] = 8000,
-    quantize: Annotated[str, typer.Option("--quantize", help="mxfp4 (convert BF16 experts once, cached) | none.")] = "mxfp4",
-    gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization", min=0.1, max=1.0)] = 0.9,
-    tensor_parallel_size: Annotated[int, typer.Option("--tensor-parallel-size", min=1)] = 1,
-    lora: Annotated[Optional[list[str]], typer.Option("--lora", help="LoRA adapter NAME=PATH (repeatable).")] = None,
-    rollout: Annotated[bool, typer.Option("--rollout", help="Serve as c1 train rl's rollout server: adapters hot-loaded at run time, processed log-probabilities.")] = False,
-    max_lora_rank: Annotated[Optional[int], typer.Option("--max-lora-rank", min=1, help="Largest LoRA rank to serve [default: the adapters', else 16].")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the vLLM command; start nothing.")] = False,
-    ready_timeout: Annotated[float, typer.Option("--ready-timeout", help="Seconds to wait for vLLM.")] = 1800.0,
-    api_only: Annotated[bool, typer.Option("--api-only", help="Serve only the search API (built-in policy, or --base-url).")] = False,
-    no_api: Annotated[bool, typer.Option("--no-api", help="Serve only the model.")] = False,
-    api_host: Annotated[str, typer.Option("--api-host", help="Search API bind address (non-loopback needs --token).")] = "127.0.0.1",
-    api_port: Annotated[int, typer.Option("--api-port", min=1, max=65535, help="Search API port.")] = 8080,
-    token: Annotated[Optional[str], typer.Option("--token", envvar="C1_SERVE_TOKEN", help="Bearer token required by the search API.")] = None,
-    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1, help="Agent runs at once: a search takes one per parallel run (more get 429).")] = 4,
-    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per search (then 504).")] = 300.0,
-    max_body: Annotated[int, typer.Option("--max-body", min=256, help="Largest request body in bytes (then 413).")] = 65536,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every request on stderr.")] = False,
-    settings=None,
-    json_out: Json = False,
-) -> None:
+@options_from(ServeFlags, "flags")
+def serve(flags=None, settings=None, json_out: Json = False) -> None:
     """Serve Context-1 on vLLM (MXFP4) and the search API (POST /v1/search); or only the API."""
-    from c1.commands.serve import ApiOptions, VllmFlags, run_serve
+    from c1.commands.serve import run_serve
 
-    vllm = VllmFlags(vllm_model, served_model_name, host, port, chroma_port, quantize, gpu_memory_utilization,
-                     tensor_parallel_size, tuple(lora or ()), settings.seed or 0, ready_timeout, rollout, max_lora_rank)
-    api = ApiOptions(api_host, api_port, token, max_concurrency, timeout, max_body, verbose)
-    _run(run_serve, settings, vllm, api, dry_run=dry_run, json_out=json_out, api_only=api_only, no_api=no_api)
+    _run(run_serve, settings, flags, json_out=json_out)
 
 
 # mcp -----------------------------------------------------------------------------------------
@@ -324,12 +338,12 @@ ModelDir = Annotated[Path, typer.Option("--model", help="Local folder of the mod
 Adapter = Annotated[Optional[Path], typer.Option("--adapter", help="Start from this LoRA adapter (e.g. the SFT output) instead of a fresh one.")]
 Renderer = Annotated[str, typer.Option("--renderer", help="auto | harmony | chat_template: how prompts become tokens (auto: harmony for gpt-oss).")]
 StartDate = Annotated[Optional[str], typer.Option("--start-date", help="Harmony conversation date (YYYY-MM-DD); set VLLM_SYSTEM_START_DATE to the same [default: today].")]
-LoraRank = Annotated[int, typer.Option("--lora-rank", min=1, help="LoRA rank.")]
-LoraAlpha = Annotated[int, typer.Option("--lora-alpha", min=1, help="LoRA alpha.")]
-LoraDropout = Annotated[float, typer.Option("--lora-dropout", min=0.0, max=0.9, help="LoRA dropout.")]
-LoraTargets = Annotated[Optional[str], typer.Option("--lora-targets", help="Comma-separated module names [default: q_proj,k_proj,v_proj,o_proj].")]
-Seed = Annotated[int, typer.Option("--seed", help="Random seed.")]
-AttnImpl = Annotated[Optional[str], typer.Option("--attn-implementation", help="transformers attention kernel [default: gpt-oss: FA3 with sinks via `kernels` if installed, else flex_attention; others: the model's default].")]
+LoraRank = option_of(RlFlags, "lora_rank")  # the same flags for sft as for rl, declared once (c1/train/settings.py)
+LoraAlpha = option_of(RlFlags, "lora_alpha")
+LoraDropout = option_of(RlFlags, "lora_dropout")
+LoraTargets = option_of(RlFlags, "lora_targets")
+Seed = option_of(RlFlags, "seed")
+AttnImpl = option_of(RlFlags, "attn_implementation")
 
 
 @train_app.command("synth")
@@ -378,14 +392,14 @@ def train_collect(
     chroma_url: ChromaUrl = None,
     embed_url: EmbedUrl = None,
     embed_model: EmbedModel = None,
-    policy: Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} [default: auto].")] = None,
+    policy: Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} {default_text('policy')}.")] = None,
     base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible server of the teacher (repeatable: replicas).")] = None,
     model: Annotated[Optional[str], typer.Option("--model", help="Teacher model name on the server.")] = None,
     api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
     reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high (gpt-oss).")] = None,
     temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
-    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per run {default_text('max_turns')}.")] = None,
     runs: Annotated[int, typer.Option("--runs", min=1, max=64, help="Runs per task.")] = 4,
     workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Tasks in flight.")] = 1,
     low_rate: Annotated[float, typer.Option("--low-rate", min=0.0, max=1.0, help="Keep rate of lower-recall runs at the thresholds (falls with recall).")] = 0.5,
@@ -421,9 +435,9 @@ def train_sft(
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Samples per device batch.")] = 1,
     grad_accum: Annotated[int, typer.Option("--grad-accum", min=1, help="Gradient accumulation steps.")] = 8,
     max_length: Annotated[int, typer.Option("--max-length", min=256, help="Longest sample in tokens (longer ones are dropped).")] = 40960,
-    lora_rank: LoraRank = 16,
-    lora_alpha: LoraAlpha = 32,
-    lora_dropout: LoraDropout = 0.0,
+    lora_rank: LoraRank = RlFlags.lora_rank,
+    lora_alpha: LoraAlpha = RlFlags.lora_alpha,
+    lora_dropout: LoraDropout = RlFlags.lora_dropout,
     lora_targets: LoraTargets = None,
     gradient_checkpointing: Annotated[bool, typer.Option("--gradient-checkpointing", help="Trade compute for memory.")] = False,
     attn_implementation: AttnImpl = None,
@@ -442,6 +456,7 @@ def train_sft(
 
 
 @train_app.command("rl")
+@options_from(RlFlags, "flags")
 def train_rl(
     tasks: Annotated[Path, typer.Option("--tasks", "-t", help="Task file from `c1 train synth`.")],
     model: ModelDir,
@@ -457,30 +472,9 @@ def train_rl(
     start_date: StartDate = None,
     vllm_url: Annotated[Optional[str], typer.Option("--vllm-url", help="vLLM server for rollouts (start it with c1 serve --rollout); default: generate in process.")] = None,
     vllm_model: Annotated[Optional[str], typer.Option("--vllm-model", help="Base model name on the vLLM server [default: --model].")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
-    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per rollout [default: 24].")] = None,
-    epochs: Annotated[int, typer.Option("--epochs", min=1, help="Passes over the tasks (β anneals 4 → 2 across them).")] = 3,
-    group_size: Annotated[int, typer.Option("--group-size", min=2, help="Rollouts per task (advantages are relative to the group).")] = 8,
-    queries_per_step: Annotated[int, typer.Option("--queries-per-step", min=1, help="Tasks per step.")] = 16,
-    substeps: Annotated[int, typer.Option("--substeps", min=1, help="Optimizer steps per batch of rollouts.")] = 2,
-    lr: Annotated[float, typer.Option("--lr", min=0.0, help="Learning rate.")] = 1e-5,
-    eps_max: Annotated[float, typer.Option("--eps-max", min=1.0, help="CISPO upper bound on the importance weight (no lower bound).")] = 5.0,
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Rollout sampling temperature.")] = 1.0,
-    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=16, help="Token limit per assistant turn.")] = 2048,
-    max_context: Annotated[Optional[int], typer.Option("--max-context", min=1024, help="Model window: a longer prompt ends the rollout.")] = None,
-    lora_rank: LoraRank = 16,
-    lora_alpha: LoraAlpha = 32,
-    lora_dropout: LoraDropout = 0.0,
-    lora_targets: LoraTargets = None,
-    save_every: Annotated[int, typer.Option("--save-every", min=1, help="Checkpoint every N steps.")] = 10,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Stop after N steps.")] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue from the newest checkpoint in --out.")] = False,
-    start_level: Annotated[int, typer.Option("--start-level", min=0, help="Highest task level of the first epoch (one more each epoch).")] = 0,
-    curriculum: Annotated[bool, typer.Option("--curriculum/--no-curriculum", help="Few-hop tasks first.")] = True,
-    rollout_workers: Annotated[int, typer.Option("--rollout-workers", min=1, max=256, help="Tasks rolled out at once (with --vllm-url).")] = 16,
-    gradient_checkpointing: Annotated[bool, typer.Option("--gradient-checkpointing", help="Trade compute for memory.")] = False,
-    attn_implementation: AttnImpl = None,
-    seed: Seed = 0,
+    budget: Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per rollout {default_text('max_turns')}.")] = None,
+    flags=None,
     json_out: Json = False,
     quiet: Quiet = False,
 ) -> None:
@@ -489,14 +483,9 @@ def train_rl(
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
                          budget=budget, max_turns=max_turns)
-    _run(run_rl, settings, tasks=tasks, model=model, out=out, adapter=adapter, renderer=renderer,
-         reasoning_effort=reasoning_effort, start_date=start_date, vllm_url=vllm_url, vllm_model=vllm_model, epochs=epochs,
-         group_size=group_size, queries_per_step=queries_per_step, substeps=substeps, lr=lr, eps_max=eps_max,
-         temperature=temperature, max_new_tokens=max_new_tokens, max_context=max_context, lora_rank=lora_rank,
-         lora_alpha=lora_alpha, lora_dropout=lora_dropout, lora_targets=lora_targets, save_every=save_every,
-         max_steps=max_steps, resume=resume, start_level=start_level, curriculum=curriculum,
-         rollout_workers=rollout_workers, gradient_checkpointing=gradient_checkpointing, seed=seed,
-         json_out=json_out, quiet=quiet, attn_implementation=attn_implementation)
+    _run(run_rl, settings, flags, tasks=tasks, model=model, out=out, adapter=adapter, renderer=renderer,
+         reasoning_effort=reasoning_effort, start_date=start_date, vllm_url=vllm_url, vllm_model=vllm_model,
+         json_out=json_out, quiet=quiet)
 
 
 # eval ----------------------------------------------------------------------------------------
@@ -520,11 +509,11 @@ def _eval_command(dataset: str, summary: str):
         split: Annotated[Optional[str], typer.Option("--split", help="beir: the qrels split [default: test].")] = None,
         docs: Annotated[Optional[str], typer.Option("--docs", help="financebench: the folder of PDFs [default: pdfs/ beside PATH].")] = None,
         no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not draw plot.png.")] = False,
-        policy: Annotated[Optional[str], typer.Option("--policy", help=f"Policy when --systems is not given: {POLICY_HELP} [default: auto].")] = None,
-        parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", help="Parallel runs for policies given without @N [default: 1].")] = None,
-        max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", help="Documents returned per question, by every system [default: 10].")] = None,
-        budget: Annotated[Optional[int], typer.Option("--budget", help="Context budget in tokens [default: 32768].")] = None,
-        max_turns: Annotated[Optional[int], typer.Option("--max-turns", help="Turn limit per run [default: 24].")] = None,
+        policy: Annotated[Optional[str], typer.Option("--policy", help=f"Policy when --systems is not given: {POLICY_HELP} {default_text('policy')}.")] = None,
+        parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", help=f"Parallel runs for policies given without @N {default_text('parallel')}.")] = None,
+        max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", help=f"Documents returned per question, by every system {default_text('max_docs')}.")] = None,
+        budget: Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")] = None,
+        max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per run {default_text('max_turns')}.")] = None,
         base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")] = None,
         model: Annotated[Optional[str], typer.Option("--model", help="Model name on the server.")] = None,
         api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,

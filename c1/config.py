@@ -17,6 +17,10 @@ from typing import Any
 from c1.errors import C1Error
 
 
+DEFAULT_BUDGET = 32768
+"""The agent's context budget T in model tokens (Context-1's); vLLM's window in ``c1 serve`` is sized from it."""
+
+
 def _xdg(var: str, fallback: str) -> Path:
     value = os.environ.get(var)
     return Path(value) if value else Path.home() / fallback
@@ -41,7 +45,7 @@ class Settings:
     chunk_overlap: int = 48
     # the agent
     policy: str = "auto"
-    budget: int = 32768
+    budget: int = DEFAULT_BUDGET
     soft_threshold: float = 0.5
     hard_cutoff: float = 0.9
     max_turns: int = 24
@@ -76,6 +80,13 @@ class Settings:
 
 
 _FIELDS = {f.name: f for f in fields(Settings)}
+
+
+def default_text(name: str) -> str:
+    """``[default: X]`` for the help of the flag that sets ``name``: the Settings default itself, so that the
+    help and the behaviour cannot disagree."""
+    value = _FIELDS[name].default
+    return f"[default: {value:g}]" if isinstance(value, float) else f"[default: {value}]"
 
 COLLECTION_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?")
 """A collection name: what Chroma accepts after the ``c1-`` prefix (letters, digits, ``. _ -``, starting
@@ -118,7 +129,7 @@ RANGES: dict[str, tuple[float | None, float | None, bool]] = {
 }
 """The bounds of every setting, whoever gives it: the command-line flags (c1/cli.py), the config file
 and ``C1_*`` variables (``C1_PARALLEL=1000`` would otherwise start a thousand agents), the search API
-and MCP (c1/serve/api.py): one set of limits."""
+and MCP (c1/service.py): one set of limits."""
 
 MAX_QUERY_CHARS = 4000
 """The longest question, on the command line, in ``--batch`` and through the API."""

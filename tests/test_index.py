@@ -624,10 +624,9 @@ def test_byte_identical_copies_are_one_result_listing_their_paths(run_c1, tmp_pa
 def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_path):
     """`c1 eval`'s collections (dozens: one per dataset, embedder and question) were listed with the user's in
     `c1 status`, /health and MCP."""
-    from c1.commands.mcp import _status
     from c1.config import load_settings
     from c1.eval.runner import collection_name
-    from c1.serve.api import SearchService
+    from c1.service import SearchService
 
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -643,9 +642,9 @@ def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_pat
     both = run_c1("status", "--eval", "--json").json()["collections"]
     assert sorted(r["collection"] for r in both) == sorted(["default", name])
     assert run_c1("status", "-c", name, "--json").json()["collections"][0]["collection"] == name
-    assert [r["collection"] for r in _status(load_settings())["collections"]] == ["default"]
     service = SearchService(load_settings(), max_concurrency=1)
     try:
+        assert [r["collection"] for r in service.status()["collections"]] == ["default"]  # MCP's status
         assert service.collections() == ["default"]
         assert service.corpus(name) is not None, "named, it is still searched"
     finally:

@@ -3,6 +3,7 @@ against a real child process that stands in for the GPU server."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -16,21 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from c1.serve import gpu as gpu_mod
-from c1.serve import launcher
-from c1.serve.gpu import GpuInfo, parse_nvidia_smi, plan_for
-from c1.serve.launcher import (
-    GpuUnsupported,
-    NoGpu,
-    PortConflict,
-    ServeError,
-    ServeOptions,
-    ServerDied,
-    ServerNotReady,
-    VllmNotInstalled,
-    build_vllm_command,
-    max_model_len_for,
-)
+from c1.model import gpu as gpu_mod
+from c1.model import launcher
+from c1.model import plan as planning
+from c1.model import prepare as preparing
+from c1.model.errors import GpuUnsupported, NoGpu, PortConflict, ServeError, ServerDied, ServerNotReady, VllmNotInstalled
+from c1.model.gpu import GpuInfo, parse_nvidia_smi, plan_for
+from c1.model.options import ServeOptions, build_vllm_command, max_model_len_for, parse_lora
 
 H200 = "NVIDIA H200, 9.0, 143771 MiB, 570.133.20\n"
 A100 = "NVIDIA A100-SXM4-80GB, 8.0, 81920 MiB, 535.104.05\n"
@@ -97,9 +90,9 @@ def test_lora_adapters_and_rank(tmp_path):
     assert _flag(command, "--max-lora-rank") == "64"  # 48 rounded up to a rank vLLM accepts
     assert _flag(command, "--max-loras") == "2"
     assert _flag(build_vllm_command(ServeOptions(lora=(("a", "/x"),), max_lora_rank=8)), "--max-lora-rank") == "8"
-    assert launcher.parse_lora("a=/p/q") == ("a", "/p/q")
+    assert parse_lora("a=/p/q") == ("a", "/p/q")
     with pytest.raises(ServeError, match="NAME=PATH"):
-        launcher.parse_lora("/just/a/path")
+        parse_lora("/just/a/path")
     with pytest.raises(ServeError, match="maximum of 512"):
         build_vllm_command(ServeOptions(lora=(("a", "/x"),), max_lora_rank=1024))
 
@@ -107,9 +100,9 @@ def test_lora_adapters_and_rank(tmp_path):
 def test_rollout_serves_what_the_rl_sampler_needs(tmp_path):
     """``--rollout``: LoRA on with room for the live adapter and the next one (no adapter given),
     processed log-probabilities, runtime LoRA updating in vLLM's environment; none of it otherwise."""
-    plain = launcher.plan(ServeOptions(cache_dir=str(tmp_path), vllm=("vllm",)), gpus=parse_nvidia_smi(H200))
+    plain = planning.plan(ServeOptions(cache_dir=str(tmp_path), vllm=("vllm",)), gpus=parse_nvidia_smi(H200))
     assert "--enable-lora" not in plain.command and "--logprobs-mode" not in plain.command and plain.env == {}
-    plan = launcher.plan(ServeOptions(cache_dir=str(tmp_path), vllm=("vllm",), rollout=True), gpus=parse_nvidia_smi(H200))
+    plan = planning.plan(ServeOptions(cache_dir=str(tmp_path), vllm=("vllm",), rollout=True), gpus=parse_nvidia_smi(H200))
     assert "--enable-lora" in plan.command and "--lora-modules" not in plan.command
     assert _flag(plan.command, "--logprobs-mode") == "processed_logprobs"
     assert (_flag(plan.command, "--max-loras"), _flag(plan.command, "--max-lora-rank")) == ("2", "16")
@@ -128,7 +121,7 @@ def test_port_of_the_chroma_server_is_refused():
         build_vllm_command(ServeOptions(port=9000, chroma_port=9000))
     assert _flag(build_vllm_command(ServeOptions(port=8000, chroma_port=None)), "--port") == "8000"
     with pytest.raises(PortConflict):
-        launcher.plan(ServeOptions(port=8000, quantize=None), gpus=[])
+        planning.plan(ServeOptions(port=8000, quantize=None), gpus=[])
 
 
 @pytest.mark.parametrize(
@@ -222,8 +215,8 @@ def test_detect_gpus_never_raises(monkeypatch):
 
 
 def test_dry_run_json_without_gpu_or_vllm(monkeypatch, tmp_path):
-    monkeypatch.setattr(launcher, "find_vllm", lambda override=None: None)
-    plan = launcher.plan(ServeOptions(cache_dir=str(tmp_path)), gpus=[])
+    monkeypatch.setattr(planning, "find_vllm", lambda override=None: None)
+    plan = planning.plan(ServeOptions(cache_dir=str(tmp_path)), gpus=[])
     data = json.loads(plan.to_json())
     assert set(data) >= {
         "model", "model_path", "served_model_name", "command", "command_line", "gpu", "host", "port",
@@ -245,15 +238,15 @@ def test_dry_run_json_without_gpu_or_vllm(monkeypatch, tmp_path):
 
 def test_errors_name_the_blocking_problem(monkeypatch, tmp_path):
     opts = ServeOptions(quantize=None, cache_dir=str(tmp_path))
-    monkeypatch.setattr(launcher, "find_vllm", lambda override=None: None)
+    monkeypatch.setattr(planning, "find_vllm", lambda override=None: None)
     with pytest.raises(VllmNotInstalled, match=r"pip install 'c1\[gpu\]'"):
-        launcher.ensure_runnable(launcher.plan(opts, gpus=parse_nvidia_smi(H200)))
-    monkeypatch.setattr(launcher, "find_vllm", lambda override=None: ["vllm"])
+        launcher.ensure_runnable(planning.plan(opts, gpus=parse_nvidia_smi(H200)))
+    monkeypatch.setattr(planning, "find_vllm", lambda override=None: ["vllm"])
     with pytest.raises(NoGpu, match="no NVIDIA GPU"):
-        launcher.ensure_runnable(launcher.plan(opts, gpus=[]))
+        launcher.ensure_runnable(planning.plan(opts, gpus=[]))
     with pytest.raises(GpuUnsupported, match="compute capability 7.5"):
-        launcher.ensure_runnable(launcher.plan(opts, gpus=parse_nvidia_smi(T4)))
-    launcher.ensure_runnable(launcher.plan(opts, gpus=parse_nvidia_smi(H200)))
+        launcher.ensure_runnable(planning.plan(opts, gpus=parse_nvidia_smi(T4)))
+    launcher.ensure_runnable(planning.plan(opts, gpus=parse_nvidia_smi(H200)))
 
 
 def _make_tiny_gpt_oss(path: Path) -> Path:
@@ -267,21 +260,21 @@ def _make_tiny_gpt_oss(path: Path) -> Path:
 def test_local_checkpoints_plan_their_conversion(tmp_path):
     source = _make_tiny_gpt_oss(tmp_path / "ckpt")
     opts = ServeOptions(model=str(source), cache_dir=str(tmp_path / "cache"), vllm=("vllm",))
-    plan = launcher.plan(opts, gpus=parse_nvidia_smi(H200))
+    plan = planning.plan(opts, gpus=parse_nvidia_smi(H200))
     assert plan.checkpoint == "bf16" and plan.conversion["state"] == "needed"
     assert plan.served_model_name == "ckpt" and plan.command[2] == plan.conversion["destination"]
-    prepared = launcher.prepare(plan)
+    prepared = preparing.prepare(plan)
     assert prepared.conversion["state"] == "done" and prepared.conversion["summary"]["tensors_converted"] == 4
     launcher.ensure_runnable(prepared)
-    replanned = launcher.plan(opts, gpus=parse_nvidia_smi(H200))
+    replanned = planning.plan(opts, gpus=parse_nvidia_smi(H200))
     assert replanned.conversion["state"] == "done"  # cached: nothing left to do
-    as_is = launcher.plan(ServeOptions(model=str(source), quantize=None, vllm=("vllm",)), gpus=parse_nvidia_smi(H200))
+    as_is = planning.plan(ServeOptions(model=str(source), quantize=None, vllm=("vllm",)), gpus=parse_nvidia_smi(H200))
     assert as_is.conversion is None and as_is.command[2] == str(source) and not as_is.gpu.mxfp4
-    served = launcher.plan(
+    served = planning.plan(
         ServeOptions(model=plan.conversion["destination"], vllm=("vllm",)), gpus=parse_nvidia_smi(H200)
     )
     assert served.checkpoint == "mxfp4" and served.conversion is None
-    missing = launcher.plan(ServeOptions(model=str(tmp_path / "nope")), gpus=[])
+    missing = planning.plan(ServeOptions(model=str(tmp_path / "nope")), gpus=[])
     assert any(p["kind"] == "model" for p in missing.problems)
 
 
@@ -374,7 +367,7 @@ def fake_plan(tmp_path, monkeypatch):
             quantize=None, port=_free_port(), cache_dir=str(tmp_path / "cache"), vllm=(sys.executable, str(script)),
             rollout=rollout,
         )
-        return launcher.plan(opts, gpus=parse_nvidia_smi(H200))
+        return planning.plan(opts, gpus=parse_nvidia_smi(H200))
 
     return make
 
@@ -453,10 +446,12 @@ def test_sigterm_to_c1_stops_vllm(fake_plan, tmp_path):
         textwrap.dedent(
             f"""
             import json, sys
-            from c1.serve import launcher
-            from c1.serve.gpu import parse_nvidia_smi
-            opts = launcher.ServeOptions(**json.loads(sys.argv[1]))
-            plan = launcher.plan(opts, gpus=parse_nvidia_smi({H200!r}))
+            from c1.model import launcher
+            from c1.model.gpu import parse_nvidia_smi
+            from c1.model.options import ServeOptions
+            from c1.model.plan import plan as make_plan
+            opts = ServeOptions(**json.loads(sys.argv[1]))
+            plan = make_plan(opts, gpus=parse_nvidia_smi({H200!r}))
             def on_status(s):
                 print(s.state, s.message, flush=True)
             sys.exit(launcher.run(plan, timeout_s=30, on_status=on_status, poll_s=0.1, grace_s=2))
@@ -496,16 +491,16 @@ def test_run_refuses_a_busy_port_and_unrunnable_plans(fake_plan, monkeypatch):
         busy.listen()
         with pytest.raises(PortConflict, match="already in use"):
             launcher.run(plan, timeout_s=5)
-    no_gpu = launcher.plan(plan.options, gpus=[])
+    no_gpu = planning.plan(plan.options, gpus=[])
     with pytest.raises(NoGpu):
         launcher.run(no_gpu, timeout_s=5)
-    missing = launcher.plan(launcher.replace(plan.options, vllm=("/nonexistent/vllm",)), gpus=parse_nvidia_smi(H200))
+    missing = planning.plan(dataclasses.replace(plan.options, vllm=("/nonexistent/vllm",)), gpus=parse_nvidia_smi(H200))
     with pytest.raises(VllmNotInstalled, match="c1\\[gpu\\]"):
         launcher.run(missing, timeout_s=5)
 
 
 def test_import_is_cheap():
-    code = "import sys, c1.serve.launcher; print(sorted(m for m in ('numpy','torch','vllm','httpx','huggingface_hub') if m in sys.modules))"
+    code = "import sys, c1.model.launcher; print(sorted(m for m in ('numpy','torch','vllm','httpx','huggingface_hub') if m in sys.modules))"
     root = Path(launcher.__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True)
     assert out.stdout.strip() == "[]"

@@ -72,7 +72,7 @@ def test_install_hints_keep_their_brackets(c1_home, tmp_path, monkeypatch):
     assert_literal_error(["train", "sft", "--trajectories", tmp_path / "t.jsonl", "--model", tmp_path,
                           "--out", tmp_path / "out"], "pip install 'c1[train]'")
     monkeypatch.setenv("C1_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr("c1.serve.launcher.find_vllm", lambda override=None: None)
+    monkeypatch.setattr("c1.model.plan.find_vllm", lambda override=None: None)
     assert_literal_error(["serve", "--no-api"], "pip install 'c1[gpu]'")
 
 

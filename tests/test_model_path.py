@@ -32,11 +32,11 @@ def harmony_count(messages: list[dict], tools: list[dict]) -> int:
     """The prompt as vLLM renders it for gpt-oss (today's date, default reasoning effort)."""
     import datetime
 
-    from c1 import harmony as hm
+    from c1.harmony import convert, count_message
     from c1.tokens import harmony
 
     h, enc = harmony()
-    conv = h.Conversation.from_messages(hm.convert(messages, tools, start_date=datetime.date.today().isoformat()))
+    conv = h.Conversation.from_messages(convert(messages, tools, start_date=datetime.date.today().isoformat()))
     return len(enc.render_conversation_for_completion(conv, h.Role.ASSISTANT))
 
 
@@ -209,14 +209,14 @@ def test_a_model_that_calls_many_tools_stays_under_the_budget(corpus):
     model's answer and ends the run (stop reason ``unparsed_answer``: the loop ranks what the run saw)
     instead of the context growing past the budget. (The loop itself stops with ``budget`` only when
     no reply fits at all, or when a server ignores max_tokens.)"""
-    from c1 import harmony as hm
+    from c1.harmony import convert, count_message
 
     many = [("grep_corpus", {"pattern": p}) for p in ("drum", "band", "album", "club", "river", "song")]
 
     def up_to_max_tokens(body):  # a server that honours max_tokens: the calls that fit, else a cut reply
         for n in range(len(many), 0, -1):
             reply = calls(*many[:n])
-            if hm.count_message(reply) <= body["max_tokens"]:
+            if count_message(reply) <= body["max_tokens"]:
                 return reply
         return {"role": "assistant", "content": ""}
 
@@ -231,7 +231,7 @@ def test_a_model_that_calls_many_tools_stays_under_the_budget(corpus):
     answered = [e.call_id for e in events if e.kind == "tool_result"]
     assert len(called) > 1 and answered == called, "every call is answered"
     assert len(called) == 7 and len(server.requests) == 3, (called, server.counts)  # 1 search, then all six
-    assert server.requests[-1]["max_tokens"] < hm.count_message(calls(many[0])), "no call fits the last reply"
+    assert server.requests[-1]["max_tokens"] < count_message(calls(many[0])), "no call fits the last reply"
     assert events[-1].stop_reason == "unparsed_answer" and events[-1].documents
 
 
@@ -311,7 +311,7 @@ def test_read_document_ranks_against_the_query_in_call_order(corpus):
 
 # --- the search API: slots are agent runs; a cancelled search stops all of its runs ----------------
 def _api(home, base_url: str, max_concurrency: int, timeout_s: float):
-    from c1.serve.api import make_server
+    from c1.api import make_server
 
     settings = Settings(home=home, policy="llm", base_urls=(base_url,), max_turns=50)
     srv = make_server(settings, port=0, max_concurrency=max_concurrency, timeout_s=timeout_s)

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from c1.serve import mxfp4
-from c1.serve.quantize import (
+from c1.model import mxfp4
+from c1.model.quantize import (
     INDEX_FILE,
     checkpoint_quantization,
     quantize_checkpoint,

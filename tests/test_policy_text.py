@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from c1.agent.policies import text as tx
+from c1.agent.policies import text as policy_text
 from c1.corpus.loaders import load
 from c1.corpus.walk import Source
 from conftest import shared_data_dir
@@ -24,7 +24,7 @@ def forward() -> str:
 
 
 def test_units_are_content_sentences_verbatim(forward):
-    spans = tx.units(forward)
+    spans = policy_text.units(forward)
     assert all(0 <= s < e <= len(forward) for s, e in spans), "spans of the text itself"
     assert all(e1 <= s2 for (_, e1), (s2, _) in zip(spans, spans[1:])), "in order, none overlapping another"
     units = [forward[s:e] for s, e in spans]
@@ -36,27 +36,27 @@ def test_units_are_content_sentences_verbatim(forward):
 
 
 def test_names_come_from_content_and_first_names_are_known(forward):
-    body = tx.content(forward)
-    names = tx.entities(body)
+    body = policy_text.content(forward)
+    names = policy_text.entities(body)
     assert not {"From", "To", "Date", "Subject", "Sent", "Cc", "Winfrey", "Schoppe"} & set(names), names
     assert "Tammie Let" not in names, "a name never runs across a line break"
-    assert {"Tammie", "Christa"} <= tx.bare_first_names(body)
-    assert "Tom" in tx.bare_first_names("Tom Alonso wrote the memo. Ask Tom.")
-    assert "Zoë" in tx.bare_first_names("Hi Zoë,\nthe starter is ready.")
+    assert {"Tammie", "Christa"} <= policy_text.bare_first_names(body)
+    assert "Tom" in policy_text.bare_first_names("Tom Alonso wrote the memo. Ask Tom.")
+    assert "Zoë" in policy_text.bare_first_names("Hi Zoë,\nthe starter is ready.")
 
 
 def test_hard_wrapped_prose_joins_and_table_rows_stand_alone():
     text = ("3M believes this information is\nuseful to investors and management.\n"
             "Net sales $ 34,229 $ 35,355 $ 32,184\nOperating income 6,539 7,369 7,161\n")
-    units = [text[s:e] for s, e in tx.units(text)]
+    units = [text[s:e] for s, e in policy_text.units(text)]
     assert units[0] == "3M believes this information is\nuseful to investors and management."
     assert "Net sales $ 34,229 $ 35,355 $ 32,184" in units and "Operating income 6,539 7,369 7,161" in units
 
 
 def test_a_long_line_starting_with_a_label_is_content():
     note = "Note: " + "the board approved the plan after a long review of its costs and risks. " * 4
-    assert tx.units(note), "a paragraph that starts with a label is not a header field"
-    assert tx.units("Subject: the plan\n") == []
+    assert policy_text.units(note), "a paragraph that starts with a label is not a header field"
+    assert policy_text.units("Subject: the plan\n") == []
 
 
 def test_what_a_document_holds_follows_the_chunks_in_view():

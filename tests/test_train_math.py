@@ -7,43 +7,44 @@ import math
 
 import pytest
 
-from c1.train import cispo, reward as rw, verify
+from c1.train import cispo, verify
+from c1.train import reward as rewards
 from c1.train.tasks import SCHEMA_VERSION, validate_task
 
 
 # --- reward ------------------------------------------------------------------------------------
 def test_f_beta_by_hand():
     # P = 1/2, R = 2/3, β = 4: 17·(1/3) / (16·(1/2) + 2/3) = (17/3)/(26/3) = 17/26
-    assert rw.f_beta(0.5, 2 / 3, 4) == pytest.approx(17 / 26)
+    assert rewards.f_beta(0.5, 2 / 3, 4) == pytest.approx(17 / 26)
     # β = 1 is F1
-    assert rw.f_beta(0.5, 1.0, 1) == pytest.approx(2 * 0.5 / 1.5)
-    assert rw.f_beta(0.0, 0.0, 2) == 0.0
+    assert rewards.f_beta(0.5, 1.0, 1) == pytest.approx(2 * 0.5 / 1.5)
+    assert rewards.f_beta(0.0, 0.0, 2) == 0.0
     # recall-heavy: a high-recall, low-precision answer scores better under β=4 than β=2
-    assert rw.f_beta(0.2, 1.0, 4) > rw.f_beta(0.2, 1.0, 2)
+    assert rewards.f_beta(0.2, 1.0, 4) > rewards.f_beta(0.2, 1.0, 2)
 
 
 def test_prune_penalty_counts_calls_beyond_three_in_a_row():
     P, S = "prune_chunks", "search_corpus"
-    assert rw.prune_penalty([P, P, P]) == 0.0
-    assert rw.prune_penalty([P, P, P, P]) == pytest.approx(0.1)
-    assert rw.prune_penalty([S, P, P, P, P, P, S, P]) == pytest.approx(0.2)  # the streak of 5 costs 2×0.1
-    assert rw.prune_penalty([P, P, S, P, P, S, P, P]) == 0.0  # streaks are broken by other calls
-    assert rw.prune_penalty([P] * 20) == pytest.approx(0.5)  # capped
+    assert rewards.prune_penalty([P, P, P]) == 0.0
+    assert rewards.prune_penalty([P, P, P, P]) == pytest.approx(0.1)
+    assert rewards.prune_penalty([S, P, P, P, P, P, S, P]) == pytest.approx(0.2)  # the streak of 5 costs 2×0.1
+    assert rewards.prune_penalty([P, P, S, P, P, S, P, P]) == 0.0  # streaks are broken by other calls
+    assert rewards.prune_penalty([P] * 20) == pytest.approx(0.5)  # capped
 
 
 def test_turn_penalty_rises_linearly_from_64_to_128():
-    assert rw.turn_penalty(10) == 0.0
-    assert rw.turn_penalty(64) == 0.0
-    assert rw.turn_penalty(96) == pytest.approx(0.25)
-    assert rw.turn_penalty(80) == pytest.approx(0.125)
-    assert rw.turn_penalty(128) == pytest.approx(0.5)
-    assert rw.turn_penalty(500) == pytest.approx(0.5)
+    assert rewards.turn_penalty(10) == 0.0
+    assert rewards.turn_penalty(64) == 0.0
+    assert rewards.turn_penalty(96) == pytest.approx(0.25)
+    assert rewards.turn_penalty(80) == pytest.approx(0.125)
+    assert rewards.turn_penalty(128) == pytest.approx(0.5)
+    assert rewards.turn_penalty(500) == pytest.approx(0.5)
 
 
 def test_beta_anneals_from_4_to_2_across_epochs():
-    assert [rw.beta_for_epoch(e, 3) for e in range(3)] == pytest.approx([4.0, 3.0, 2.0])
-    assert rw.beta_for_epoch(0, 1) == 4.0
-    assert rw.beta_for_epoch(7, 3) == 2.0
+    assert [rewards.beta_for_epoch(e, 3) for e in range(3)] == pytest.approx([4.0, 3.0, 2.0])
+    assert rewards.beta_for_epoch(0, 1) == 4.0
+    assert rewards.beta_for_epoch(7, 3) == 2.0
 
 
 def _outcome(**kw):
@@ -51,12 +52,12 @@ def _outcome(**kw):
                 seen=["a", "b", "c", "x", "y"], gold=["a", "b", "c"], truth="Ottawa", truth_docs=["a"],
                 tool_calls=["search_corpus"], turns=5)
     base.update(kw)
-    return rw.Outcome(**base)
+    return rewards.Outcome(**base)
 
 
 def test_reward_by_hand():
     calls = ["search_corpus"] + ["prune_chunks"] * 5 + ["search_corpus", "prune_chunks"]
-    r = rw.reward(_outcome(tool_calls=calls, turns=96), beta=4.0)
+    r = rewards.reward(_outcome(tool_calls=calls, turns=96), beta=4.0)
     assert r.precision == pytest.approx(0.5) and r.recall == pytest.approx(2 / 3)
     assert r.f_beta == pytest.approx(17 / 26)
     assert r.traj_recall == 1.0 and r.answer_found
@@ -66,18 +67,18 @@ def test_reward_by_hand():
 
 def test_reward_clamps_to_epsilon_and_r_pre():
     bad = _outcome(returned=[], returned_texts=[], seen=[], tool_calls=["prune_chunks"] * 10, turns=200)
-    r = rw.reward(bad, beta=2.0)
-    assert r.raw == pytest.approx(-1.0) and r.total == rw.RewardConfig().epsilon
+    r = rewards.reward(bad, beta=2.0)
+    assert r.raw == pytest.approx(-1.0) and r.total == rewards.RewardConfig().epsilon
     perfect = _outcome(returned=["a", "b", "c"], returned_texts=["Ottawa", "", ""])
-    assert rw.reward(perfect, beta=2.0).total == pytest.approx(2.0)  # 0.7 + 0.3 + 1.0: the ceiling
-    boosted = rw.RewardConfig(w_answer=3.0, r_max=2.0)
-    assert rw.reward(perfect, 2.0, boosted).total == 2.0  # an explicit r_pre binds
+    assert rewards.reward(perfect, beta=2.0).total == pytest.approx(2.0)  # 0.7 + 0.3 + 1.0: the ceiling
+    boosted = rewards.RewardConfig(w_answer=3.0, r_max=2.0)
+    assert rewards.reward(perfect, 2.0, boosted).total == 2.0  # an explicit r_pre binds
 
 
 def test_answer_found_by_text_or_by_truth_document():
-    assert rw.answer_found(_outcome(returned=["b"], returned_texts=["capital: ottawa."]))
-    assert rw.answer_found(_outcome(returned=["a"], returned_texts=["(text not loaded)"]))
-    assert not rw.answer_found(_outcome(returned=["b"], returned_texts=["Toronto"]))
+    assert rewards.answer_found(_outcome(returned=["b"], returned_texts=["capital: ottawa."]))
+    assert rewards.answer_found(_outcome(returned=["a"], returned_texts=["(text not loaded)"]))
+    assert not rewards.answer_found(_outcome(returned=["b"], returned_texts=["Toronto"]))
 
 
 # --- CISPO ------------------------------------------------------------------------------------

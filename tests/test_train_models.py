@@ -230,9 +230,9 @@ class ScriptedHarmony:
     """A generator that 'samples' given assistant turns, rendered as harmony completions."""
 
     def __init__(self, replies: list[dict]):
-        from c1 import harmony as hm
+        from c1.harmony import completion_ids
 
-        self.completions = [hm.completion_ids(r) for r in replies]
+        self.completions = [completion_ids(r) for r in replies]
 
     def generate(self, prompt_ids, max_new_tokens, temperature, stop_ids):
         return self.completions.pop(0)
@@ -403,6 +403,7 @@ def test_collect_sft_rl_command_bodies(hotpot, tiny, tmp_path, capsys):
 
     from c1.commands.train import run_collect, run_rl, run_sft
     from c1.errors import C1Error
+    from c1.train.settings import RlFlags
     from c1.train.tasks import append_jsonl
 
     settings, corpus, tasks, _ = hotpot
@@ -419,20 +420,20 @@ def test_collect_sft_rl_command_bodies(hotpot, tiny, tmp_path, capsys):
     sft = json.loads(capsys.readouterr().out)
     assert sft["steps"] == 1 and sft["renderer"] == "chat_template"
     rl_args = dict(tasks=task_file, model=tiny, out=tmp_path / "rl", adapter=Path(sft["adapter"]), renderer="auto",
-                   reasoning_effort=None, start_date=None, vllm_url=None, vllm_model=None, epochs=1, group_size=2,
-                   queries_per_step=1, substeps=1, lr=1e-3, eps_max=5.0, temperature=1.0, max_new_tokens=8,
-                   max_context=8192, save_every=1, max_steps=1, resume=False, start_level=0,
-                   curriculum=True, rollout_workers=1, gradient_checkpointing=False, seed=0, json_out=True, quiet=True, **lora)
+                   reasoning_effort=None, start_date=None, vllm_url=None, vllm_model=None, json_out=True, quiet=True)
+    flags = RlFlags(epochs=1, group_size=2, queries_per_step=1, substeps=1, lr=1e-3, eps_max=5.0, temperature=1.0,
+                    max_new_tokens=8, max_context=8192, save_every=1, max_steps=1, resume=False, start_level=0,
+                    curriculum=True, rollout_workers=1, gradient_checkpointing=False, seed=0, **lora)
     small = replace(settings, budget=2000, max_turns=2)
-    run_rl(small, **rl_args)
+    run_rl(small, flags, **rl_args)
     rl = json.loads(capsys.readouterr().out)
     assert rl["steps"] == 1 and Path(rl["adapter"], "adapter_model.safetensors").exists()
     assert len((tmp_path / "rl" / "metrics.jsonl").read_text().splitlines()) == 1
     config = json.loads((tmp_path / "rl" / "config.json").read_text())
     assert config["renderer"] == "chat_template" and config["settings"]["group_size"] == 2
     with pytest.raises(C1Error, match="--resume"):
-        run_rl(small, **rl_args)
-    run_rl(small, **{**rl_args, "resume": True, "max_steps": 2})
+        run_rl(small, flags, **rl_args)
+    run_rl(small, replace(flags, resume=True, max_steps=2), **rl_args)
     assert json.loads(capsys.readouterr().out)["steps"] == 2
 
 
@@ -518,14 +519,14 @@ def test_a_sampled_turn_cut_before_its_stop_token_is_truncated(hotpot):
     """The RL sampler's turn that hits max_new_tokens (no <|call|> / <|return|> at its end) is a
     budget stop of the loop (``truncated``), never the answer."""
     pytest.importorskip("openai_harmony")
-    from c1 import harmony as hm
+    from c1.harmony import completion_ids
     from c1.agent.tools import ToolConfig
     from c1.train.collect import run_task
     from c1.train.policy import TokenPolicy
     from c1.train.render import HarmonyRenderer
 
     settings, corpus, tasks, _ = hotpot
-    answer = hm.completion_ids({"role": "assistant", "content": '<Document id="x"><Justification>j</Justification></Document>'})
+    answer = completion_ids({"role": "assistant", "content": '<Document id="x"><Justification>j</Justification></Document>'})
 
     class Cut:
         def generate(self, prompt_ids, max_new_tokens, temperature, stop_ids):

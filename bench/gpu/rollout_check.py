@@ -137,7 +137,7 @@ def main() -> int:
 def run_checks(url: str, served: str, model, adapter: Path, work: Path, env: dict) -> dict:
     import torch
 
-    from c1 import harmony as hm
+    from c1.harmony import completion_ids
     from c1.agent.corpus import Corpus
     from c1.config import Settings
     from c1.train import cispo
@@ -184,7 +184,7 @@ def run_checks(url: str, served: str, model, adapter: Path, work: Path, env: dic
     gold = next(d for d, in corpus.store.manifest.db.execute("SELECT doc_id FROM docs WHERE path LIKE '%training.md'"))
     task = {"id": "t0", "question": "How does c1 train its model with CISPO?", "gold_docs": [gold], "truth": "CISPO",
             "truth_docs": [], "level": 0}
-    first = hm.completion_ids({"role": "assistant", "content": "", "tool_calls": [
+    first = completion_ids({"role": "assistant", "content": "", "tool_calls": [
         {"id": "s", "function": {"name": "search_corpus", "arguments": json.dumps({"query": "CISPO training"})}}]})
 
     class FirstTurnScripted:  # rollout 0 searches first: the group's rewards differ

@@ -9,7 +9,7 @@ Two tools:
 
 The SDK diverts file descriptor 1 to stderr while it serves, so nothing but protocol messages
 reaches stdout (stray prints and library logs go to stderr). Searches run in worker threads
-through the same :class:`~c1.serve.api.SearchService` as the HTTP API: each collection's corpus
+through the same :class:`~c1.service.SearchService` as the HTTP API: each collection's corpus
 is opened once, policies are chosen the same way, and a slot limit bounds concurrent searches.
 """
 
@@ -31,7 +31,7 @@ INSTRUCTIONS = (
 
 def build_server(settings: Settings, max_concurrency: int = 2, timeout_s: float = 600.0):
     """(the :class:`mcp.server.mcpserver.MCPServer` with the ``search`` and ``status`` tools, its
-    :class:`~c1.serve.api.SearchService`: close it when done)."""
+    :class:`~c1.service.SearchService`: close it when done)."""
     try:
         import anyio
         from mcp.server.mcpserver import MCPServer
@@ -39,7 +39,7 @@ def build_server(settings: Settings, max_concurrency: int = 2, timeout_s: float 
     except ImportError:
         raise C1Error("`c1 mcp` needs the MCP SDK: pip install 'c1[mcp]' (mcp>=2.3)") from None
     from c1 import __version__
-    from c1.serve.api import ApiError, SearchService, validate_request
+    from c1.service import ApiError, SearchService, validate_request
 
     service = SearchService(settings, max_concurrency=max_concurrency, timeout_s=timeout_s)
     server = MCPServer("c1", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
@@ -67,16 +67,9 @@ def build_server(settings: Settings, max_concurrency: int = 2, timeout_s: float 
 
     @server.tool(description="The collections of this c1 index: documents, chunks, embedder, consistency.")
     async def status() -> dict[str, Any]:
-        return await anyio.to_thread.run_sync(_status, settings)
+        return await anyio.to_thread.run_sync(service.status)
 
     return server, service
-
-
-def _status(settings: Settings) -> dict:
-    from c1.commands.status import collection_names, status_row
-
-    rows = [status_row(settings, name) for name in collection_names(settings.home)]
-    return {"home": str(settings.home), "default_collection": settings.collection, "collections": rows}
 
 
 def run_mcp(settings: Settings, *, max_concurrency: int = 2, timeout_s: float = 600.0) -> int:

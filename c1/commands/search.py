@@ -41,6 +41,8 @@ def run_search_command(settings: Settings, query: str | None, *, json_out: bool,
         result = search_via_daemon(settings, query, show.opened, show.event if show.consumers else None,
                                    trajectories=save_trajectory is not None)
     if result is None:
+        from c1.service import search_here
+
         result = search_here(settings, query, show.opened, show.event if show.consumers else None)
     show.kept(result.documents)
     if save_trajectory:
@@ -97,26 +99,6 @@ class _Shown:
     def event(self, e) -> None:
         for consume in self.consumers:
             consume(e)
-
-
-def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=None):
-    """One search in this process: open the collection (unless given ``corpus``), choose the policy,
-    tell ``on_open(policy note, policy warning, corpus warnings)``, run, and return the SearchResult. The
-    resident process runs the very same function, so both give the same result."""
-    from c1.agent.corpus import Corpus
-    from c1.agent.policies import choose_policy
-    from c1.agent.search import search_with
-
-    own = corpus is None
-    if own:
-        corpus = Corpus(settings)  # first: when the collection cannot be opened, that is the one line printed
-    try:
-        choice = choose_policy(settings)
-        on_open(choice.note, choice.warning, list(corpus.warnings))
-        return search_with(corpus, settings, query, choice, on_event or (lambda e: None))
-    finally:
-        if own:
-            corpus.close()
 
 
 def check_writable(path: Path, flag: str) -> None:

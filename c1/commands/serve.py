@@ -1,68 +1,86 @@
-"""``c1 serve``: vLLM with MXFP4 for the model plus the search API beside it; or the API alone."""
+"""``c1 serve``: vLLM with MXFP4 for the model plus the search API beside it; or the API alone.
+
+Imported by c1/cli.py for :class:`ServeFlags`: nothing beyond the standard library and c1's light modules at
+module level."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
+from typing import Optional
 
 from c1.config import Settings
-from c1.console import emit_json, err, escape
 from c1.errors import C1Error
+from c1.model.options import CHROMA_DEFAULT_PORT, DEFAULT_PORT, ServeOptions, parse_lora
+from c1.options import option
+from c1.service import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
+from c1.service import DEFAULT_PORT as DEFAULT_API_PORT
 
 
 @dataclass(frozen=True)
-class VllmFlags:
-    model: str
-    served_model_name: str | None
-    host: str
-    port: int | None
-    """None: not given (8001)."""
-    chroma_port: int
-    quantize: str
-    gpu_memory_utilization: float
-    tensor_parallel_size: int
-    lora: tuple[str, ...]
-    seed: int
-    ready_timeout: float
-    rollout: bool = False
-    max_lora_rank: int | None = None
+class ServeFlags:
+    """The options of ``c1 serve`` beside the agent's, declared once (c1/cli.py makes the flags): the model
+    server's defaults are :class:`c1.model.options.ServeOptions`', the search API's :mod:`c1.service`'s."""
+
+    vllm_model: str = option("--vllm-model", ServeOptions.model, "Hub id or local checkpoint folder (gpt-oss family) for vLLM.")
+    served_model_name: Optional[str] = option("--served-model-name", None, "Name clients use [default: the model].")
+    host: str = option("--host", ServeOptions.host, "vLLM bind address.")
+    port: Optional[int] = option("--port", None, f"vLLM port (never Chroma's {CHROMA_DEFAULT_PORT}) [default: {DEFAULT_PORT}].",
+                                 min=1, max=65535)
+    """None: not given (8001; with --api-only, given by mistake for --api-port)."""
+    chroma_port: int = option("--chroma-port", CHROMA_DEFAULT_PORT, "The Chroma server port to keep clear.")
+    quantize: str = option("--quantize", ServeOptions.quantize, "mxfp4 (convert BF16 experts once, cached) | none.")
+    gpu_memory_utilization: float = option("--gpu-memory-utilization", ServeOptions.gpu_memory_utilization, min=0.1, max=1.0)
+    tensor_parallel_size: int = option("--tensor-parallel-size", ServeOptions.tensor_parallel_size, min=1)
+    lora: Optional[list[str]] = option("--lora", None, "LoRA adapter NAME=PATH (repeatable).")
+    rollout: bool = option("--rollout", False, "Serve as c1 train rl's rollout server: adapters hot-loaded at run time, processed log-probabilities.")
+    max_lora_rank: Optional[int] = option("--max-lora-rank", None, "Largest LoRA rank to serve [default: the adapters', else 16].", min=1)
+    dry_run: bool = option("--dry-run", False, "Print the plan and the vLLM command; start nothing.")
+    ready_timeout: float = option("--ready-timeout", 1800.0, "Seconds to wait for vLLM.")
+    api_only: bool = option("--api-only", False, "Serve only the search API (built-in policy, or --base-url).")
+    no_api: bool = option("--no-api", False, "Serve only the model.")
+    api_host: str = option("--api-host", DEFAULT_HOST, "Search API bind address (non-loopback needs --token).")
+    api_port: int = option("--api-port", DEFAULT_API_PORT, "Search API port.", min=1, max=65535)
+    token: Optional[str] = option("--token", None, "Bearer token required by the search API.", envvar="C1_SERVE_TOKEN")
+    max_concurrency: int = option("--max-concurrency", DEFAULT_MAX_CONCURRENCY, "Agent runs at once: a search takes one per parallel run (more get 429).", min=1)
+    timeout: float = option("--timeout", DEFAULT_TIMEOUT_S, "Seconds per search (then 504).", min=1)
+    max_body: int = option("--max-body", DEFAULT_MAX_BODY, "Largest request body in bytes (then 413).", min=256)
+    verbose: bool = option(("--verbose", "-v"), False, "Log every request on stderr.")
+
+    def api_kwargs(self) -> dict:
+        """The search API's arguments (:func:`c1.api.serve_api`, :func:`c1.api.make_server`)."""
+        return {"host": self.api_host, "port": self.api_port, "token": self.token, "max_concurrency": self.max_concurrency,
+                "timeout_s": self.timeout, "max_body": self.max_body, "verbose": self.verbose}
+
+    def serve_options(self, settings: Settings) -> ServeOptions:
+        """The model server's options: these flags with the agent's budget, model name and seed."""
+        return ServeOptions(
+            model=self.vllm_model, served_model_name=self.served_model_name, host=self.host,
+            port=self.port or DEFAULT_PORT, chroma_port=self.chroma_port, context_budget=settings.budget,
+            gpu_memory_utilization=self.gpu_memory_utilization, tensor_parallel_size=self.tensor_parallel_size,
+            lora=tuple(parse_lora(s) for s in self.lora or ()), seed=settings.seed or 0,
+            quantize=None if self.quantize == "none" else self.quantize, api_model=settings.model,
+            rollout=self.rollout, max_lora_rank=self.max_lora_rank,
+        )
 
 
-@dataclass(frozen=True)
-class ApiOptions:
-    host: str
-    port: int
-    token: str | None
-    max_concurrency: int
-    timeout_s: float
-    max_body: int
-    verbose: bool
+def run_serve(settings: Settings, flags: ServeFlags, *, json_out: bool) -> int:
+    from c1.console import emit_json, err, escape
 
-    def kwargs(self) -> dict:
-        return {"host": self.host, "port": self.port, "token": self.token, "max_concurrency": self.max_concurrency,
-                "timeout_s": self.timeout_s, "max_body": self.max_body, "verbose": self.verbose}
+    if flags.api_only:
+        from c1.api import serve_api
 
-
-def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: bool, json_out: bool,
-              api_only: bool, no_api: bool) -> int:
-    if api_only:
-        from c1.serve.api import serve_api
-
-        if vllm.port is not None:
+        if flags.port is not None:
             raise C1Error(f"--port is vLLM's port; with --api-only there is no vLLM: give the search API's port "
-                          f"with --api-port {vllm.port}")
-        return serve_api(settings, **api.kwargs())
-    from c1.serve.launcher import DEFAULT_PORT, ServeOptions, parse_lora, plan, prepare, run
+                          f"with --api-port {flags.port}")
+        return serve_api(settings, **flags.api_kwargs())
+    from c1.model.launcher import run
+    from c1.model.plan import plan
+    from c1.model.prepare import prepare
 
-    opts = ServeOptions(
-        model=vllm.model, served_model_name=vllm.served_model_name, host=vllm.host, port=vllm.port or DEFAULT_PORT,
-        chroma_port=vllm.chroma_port, context_budget=settings.budget, gpu_memory_utilization=vllm.gpu_memory_utilization,
-        tensor_parallel_size=vllm.tensor_parallel_size, lora=tuple(parse_lora(s) for s in vllm.lora), seed=vllm.seed,
-        quantize=None if vllm.quantize == "none" else vllm.quantize, api_model=settings.model,
-        rollout=vllm.rollout, max_lora_rank=vllm.max_lora_rank,
-    )
+    opts = flags.serve_options(settings)
     the_plan = plan(opts)
-    if dry_run or json_out:
+    if flags.dry_run or json_out:
         if json_out:
             emit_json(the_plan.to_dict())
         else:
@@ -72,12 +90,12 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
         raise C1Error(f"cannot serve: {the_plan.problems[0]['message']} (`c1 serve --dry-run` shows the plan)")
     the_plan = prepare(the_plan, progress=_conversion_progress())
     api_server = None
-    if not no_api:
-        from c1.serve.api import make_server
+    if not flags.no_api:
+        from c1.api import make_server
 
         model_settings = replace(settings, base_urls=(the_plan.url,), model=the_plan.api_model, policy="llm")
         # bound now: a port clash fails before vLLM starts; a request's budget may not outgrow vLLM's window
-        api_server = make_server(model_settings, **api.kwargs(), max_budget=the_plan.max_model_len - opts.reply_headroom)
+        api_server = make_server(model_settings, **flags.api_kwargs(), max_budget=the_plan.max_model_len - opts.reply_headroom)
 
     serving = threading.Event()
 
@@ -86,10 +104,10 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
         if status.state == "ready" and api_server is not None and not serving.is_set():
             serving.set()
             threading.Thread(target=api_server.serve_forever, daemon=True, name="c1-api").start()
-            err().print(f"[dim]c1 serve:[/] search API on {escape(f'http://{api.host}:{api.port}/v1/search')}", soft_wrap=True)
+            err().print(f"[dim]c1 serve:[/] search API on {escape(f'http://{flags.api_host}:{flags.api_port}/v1/search')}", soft_wrap=True)
 
     try:
-        return run(the_plan, timeout_s=vllm.ready_timeout, on_status=on_status)
+        return run(the_plan, timeout_s=flags.ready_timeout, on_status=on_status)
     finally:
         if api_server is not None:
             if serving.is_set():
@@ -101,6 +119,8 @@ def run_serve(settings: Settings, vllm: VllmFlags, api: ApiOptions, *, dry_run: 
 
 def _conversion_progress():
     """A progress callback for the one-off MXFP4 conversion (bytes done / total)."""
+    from c1.console import err, escape
+
     state = {"pct": -10.0}
 
     def progress(done: int, total: int, name: str) -> None:

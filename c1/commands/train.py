@@ -9,10 +9,14 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from c1.config import Settings
 from c1.console import emit_json, err, note, stderr_is_tty
 from c1.errors import C1Error
+
+if TYPE_CHECKING:
+    from c1.train.settings import RlFlags
 
 TRAIN_EXTRA_HINT = ("install the training dependencies first: `pip install torch==2.13.0` (the CPU wheel; on a GPU "
                     "machine the CUDA build you want), then `pip install 'c1[train]'`")
@@ -158,10 +162,9 @@ def run_collect(settings: Settings, *, tasks: Path, out: Path, runs: int, worker
 
 # --- sft -----------------------------------------------------------------------------------------
 def _lora(rank: int, alpha: int, dropout: float, targets: str | None):
-    from c1.train.model import DEFAULT_TARGETS, LoraSpec
+    from c1.train.settings import lora_spec
 
-    names = tuple(t.strip() for t in (targets or "").split(",") if t.strip()) or DEFAULT_TARGETS
-    return LoraSpec(rank=rank, alpha=alpha, dropout=dropout, targets=names)
+    return lora_spec(rank, alpha, dropout, targets)
 
 
 def _load(model_path: Path, adapter: Path | None, renderer: str, reasoning_effort: str | None, start_date: str | None,
@@ -216,46 +219,38 @@ def run_sft(*, trajectories: Path, model: Path, out: Path, adapter: Path | None,
 
 
 # --- rl ------------------------------------------------------------------------------------------
-def run_rl(settings: Settings, *, tasks: Path, model: Path, out: Path, adapter: Path | None, renderer: str,
-           reasoning_effort: str | None, start_date: str | None, vllm_url: str | None, vllm_model: str | None,
-           epochs: int, group_size: int, queries_per_step: int, substeps: int, lr: float, eps_max: float,
-           temperature: float, max_new_tokens: int, max_context: int | None, lora_rank: int, lora_alpha: int,
-           lora_dropout: float, lora_targets: str | None, save_every: int, max_steps: int | None, resume: bool,
-           start_level: int, curriculum: bool, rollout_workers: int, gradient_checkpointing: bool, seed: int,
-           json_out: bool, quiet: bool, tool_names: dict | None = None, attn_implementation: str | None = None) -> int:
+def run_rl(settings: Settings, flags: "RlFlags", *, tasks: Path, model: Path, out: Path, adapter: Path | None,
+           renderer: str, reasoning_effort: str | None, start_date: str | None, vllm_url: str | None,
+           vllm_model: str | None, json_out: bool, quiet: bool, tool_names: dict | None = None) -> int:
     _need_train_deps()
     from c1.agent.corpus import Corpus
     from c1.agent.tools import ToolConfig
     from c1.train.model import add_lora
     from c1.train.policy import VLLMGenerator
-    from c1.train.rl import RLSettings, RLTrainer
+    from c1.train.rl import RLTrainer
 
-    if group_size < 2:
+    if flags.group_size < 2:
         raise C1Error("--group-size must be at least 2 (advantages are relative to the group)")
     items = _read_tasks(tasks)
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise C1Error(f"--out {out} is a file: give a folder")
-    if out.exists() and any(out.iterdir()) and not resume:
+    if out.exists() and any(out.iterdir()) and not flags.resume:
         raise C1Error(f"--out {out} is not empty: pass --resume to continue that run, or another folder")
-    lora = _lora(lora_rank, lora_alpha, lora_dropout, lora_targets)
-    tok, m, rend = _load(model, adapter, renderer, reasoning_effort, start_date, gradient_checkpointing=gradient_checkpointing,
-                         attn_implementation=attn_implementation)
+    tok, m, rend = _load(model, adapter, renderer, reasoning_effort, start_date,
+                         gradient_checkpointing=flags.gradient_checkpointing, attn_implementation=flags.attn_implementation)
+    cfg = flags.rl_settings(vllm=bool(vllm_url))
     if adapter is None:
-        m = add_lora(m, lora)
+        m = add_lora(m, cfg.lora)
     gen = None
     if vllm_url:
         gen = VLLMGenerator(vllm_url, vllm_model or str(model))
-    cfg = RLSettings(epochs=epochs, group_size=group_size, queries_per_step=queries_per_step, substeps=substeps, lr=lr,
-                     eps_max=eps_max, temperature=temperature, max_new_tokens=max_new_tokens, max_context=max_context,
-                     max_steps=max_steps, save_every=save_every, start_level=start_level, curriculum=curriculum,
-                     rollout_workers=rollout_workers if vllm_url else 1, seed=seed, lora=lora)
     corpus = Corpus(settings)
     show = not quiet and stderr_is_tty()
     try:
         trainer = RLTrainer(m, rend, corpus, settings, items, out, cfg, generator=gen,
                             tool_config=ToolConfig(names=tool_names or {}))
-        resumed = trainer.resume() if resume else False
+        resumed = trainer.resume() if flags.resume else False
         if resumed and not quiet:
             err().print(f"rl: resumed at step {trainer.state.step} (epoch {trainer.state.epoch + 1})", markup=False)
         (out / "config.json").write_text(json.dumps({"model": str(model), "adapter": str(adapter) if adapter else None,

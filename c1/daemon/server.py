@@ -2,12 +2,12 @@
 
 It listens first and loads afterwards (chromadb, the ONNX session, in a thread), so the command
 that started it can send its request at once. Each connection is one request in its own thread;
-searches share one :class:`~c1.agent.corpus.Corpus` per collection and one embedder (their reads
-are safe concurrently, as in the search API). Before each search the corpus is refreshed: a
-re-index, a removal or a re-creation of the collection is seen as a long-lived reader sees it.
-``status`` rows are kept while nothing under the collection's folder or the embedded Chroma store
-changed (file sizes and times, the manifest's generation): a status of an unchanged home costs a
-few ``stat`` calls instead of reading every chunk's hash back from Chroma.
+searches share one :class:`~c1.agent.corpus.Corpus` per collection and one embedder
+(:class:`c1.service.Corpora`, as in the search API) and run :func:`c1.service.search_here`, as the
+command would in its own process. Before each search the corpus is refreshed: a re-index, a removal
+or a re-creation of the collection is seen as a long-lived reader sees it. ``status`` rows are kept
+while nothing under the collection's folder or the embedded Chroma store changed
+(:class:`c1.service.StatusRows`). This module is the socket and the process's lifetime around them.
 """
 
 from __future__ import annotations
@@ -20,12 +20,11 @@ import sys
 import threading
 import time
 import traceback
-from collections import OrderedDict
-from dataclasses import replace
 from pathlib import Path
 
 from c1.daemon import protocol
 from c1.errors import C1Error
+from c1.service import Corpora, StatusRows, search_here
 
 MAX_CORPORA = 4
 """Collections kept open at once (least recently used dropped first)."""
@@ -46,9 +45,8 @@ class Resident:
         self._served = 0
         """Requests answered (searches and status, errors included; not those that failed)."""
         self._last = time.monotonic()
-        self._corpora: OrderedDict[tuple, object] = OrderedDict()
-        self._embedders: dict[tuple, object] = {}
-        self._status: dict[tuple, tuple[tuple, dict]] = {}
+        self.corpora = Corpora(max_open=MAX_CORPORA, share_embedders=True)
+        self.status_rows = StatusRows()
 
     # lifetime ---------------------------------------------------------------------------
     def serve(self) -> None:
@@ -106,7 +104,7 @@ class Resident:
 
             from c1.config import Settings
 
-            self.embedder(Settings(home=Path(self.home))).embed(["warm up"])
+            self.corpora.embedder(Settings(home=Path(self.home))).embed(["warm up"])
             import c1.agent.policies.builtin  # noqa: F401
             import c1.agent.search  # noqa: F401
         except Exception as exc:  # the request that needs it reports the error
@@ -171,8 +169,6 @@ class Resident:
             send({"type": "failed", "message": f"unknown request {op!r}"})
 
     def _search(self, request: dict, send) -> None:
-        from c1.commands.search import search_here
-
         settings = protocol.settings_from_json(request["settings"])
 
         def on_open(note: str, warning: str | None, warnings: list[str]) -> None:
@@ -180,7 +176,7 @@ class Resident:
 
         on_event = (lambda e: send({"type": "event", "event": e.to_json()})) if request.get("events") else None
         try:
-            result = search_here(settings, request["query"], on_open, on_event, corpus=self.corpus(settings))
+            result = search_here(settings, request["query"], on_open, on_event, corpus=self.corpora.get(settings, refresh=True))
         except C1Error as exc:
             send({"type": "error", "message": str(exc), "code": exc.code})
             return
@@ -190,101 +186,8 @@ class Resident:
         send(reply)
 
     def _status_rows(self, request: dict, send) -> None:
-        from c1.commands.status import status_row
-
         settings = protocol.settings_from_json(request["settings"])
-        rows = []
-        for name in request["names"]:
-            key = (name, settings.chroma_url)
-            mark = store_mark(settings, name)
-            kept = self._status.get(key)
-            if kept is not None and mark is not None and kept[0] == mark:
-                rows.append(kept[1])
-                continue
-            row = status_row(settings, name)
-            rows.append(row)
-            embedded = row.get("store") in (None, str(Path(self.home) / "chroma"))
-            if mark is not None and "error" not in row and embedded and not row.get("interrupted") \
-                    and not row.get("writer"):  # a writer killed later changes no file: its row must be read again
-                self._status[key] = (mark, row)
-            else:
-                self._status.pop(key, None)
-        send({"type": "rows", "rows": rows})
-
-    # shared state -----------------------------------------------------------------------
-    def embedder(self, settings):
-        from c1.corpus.embedders import builtin_for, make_embedder
-
-        builtin = None if settings.embed_url else builtin_for(settings)  # the collection's own
-        key = (settings.embed_url, settings.embed_model, settings.embed_api_key, builtin)
-        with self._lock:
-            if key not in self._embedders:
-                self._embedders[key] = make_embedder(*key)
-            return self._embedders[key]
-
-    def corpus(self, settings):
-        """The collection's open corpus, refreshed (a re-index seen); opened anew when it was removed."""
-        from c1.agent.corpus import Corpus
-
-        key = (settings.collection, settings.chroma_url, settings.embed_url, settings.embed_model,
-               settings.embed_api_key, settings.rerank)
-        with self._lock:
-            corpus = self._corpora.get(key)
-            if corpus is not None:
-                self._corpora.move_to_end(key)
-        if corpus is not None:
-            try:
-                corpus.refresh()
-                return corpus
-            except C1Error:  # removed, emptied: open it anew below, for the error an in-process search gives
-                with self._lock:
-                    self._corpora.pop(key, None)
-        from c1.corpus.vectors import fresh_clients
-
-        fresh_clients()  # Chroma's cached client may have loaded this collection's index before a re-index (status)
-        corpus = Corpus(replace(settings), self.embedder(settings))
-        with self._lock:
-            self._corpora[key] = corpus
-            while len(self._corpora) > MAX_CORPORA:
-                self._corpora.popitem(last=False)  # not closed: a search may still use it; the collector does
-        return corpus
-
-
-READERS_TOUCH = ("-shm", ".lock")
-"""Files that readers change too (SQLite's shared-memory index, tantivy's and c1's lock files): not marks."""
-
-
-def store_mark(settings, name: str) -> tuple | None:
-    """What changes whenever a collection's stored state can: every file under its folder and under the
-    embedded Chroma store (size, time, inode), and the manifest's generation and dirty flag. None when the
-    manifest cannot be read (no caching)."""
-    import sqlite3
-
-    folder = settings.home / "collections" / name
-    parts: list[tuple] = []
-    for root in (folder, settings.home / "chroma"):
-        for where, dirs, files in os.walk(root):
-            dirs.sort()
-            for f in sorted(files):
-                if f.endswith(READERS_TOUCH):
-                    continue
-                try:
-                    st = os.stat(os.path.join(where, f))
-                except OSError:
-                    continue
-                parts.append((where, f, st.st_ino, st.st_size, st.st_mtime_ns))
-    from c1.corpus.readonly import is_writable
-
-    mode = "mode=ro" if is_writable(folder) else "immutable=1"  # a read-only home: its log is among the parts
-    try:
-        db = sqlite3.connect(f"file:{folder / 'manifest.sqlite'}?{mode}", uri=True, timeout=1)
-        try:
-            meta = tuple(db.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'dirty') ORDER BY key"))
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return None
-    return tuple(parts), meta
+        send({"type": "rows", "rows": self.status_rows.rows(settings, request["names"])})
 
 
 def log(message: str) -> None:

@@ -40,8 +40,8 @@ from c1.agent.context import Block, Context, Message, ToolCall
 from c1.agent.loop import Agent
 from c1.agent.policy import AgentState, Policy, Reply
 from c1.agent.tools import ToolConfig, Tools
-from c1.train import reward as rw
-from c1.train import tasks as T
+from c1.train import reward as rewards
+from c1.train.tasks import append_jsonl, iter_jsonl
 from c1.train.verify import contains
 
 
@@ -126,7 +126,7 @@ class RunResult:
     finished: ev.Finished | None
     tool_calls: list[str]
     error: str | None
-    outcome: rw.Outcome
+    outcome: rewards.Outcome
     seconds: float
     extra: dict = field(default_factory=dict)
 
@@ -154,7 +154,7 @@ def run_task(corpus, settings, task: dict, policy: Policy, run: int = 0,
         if on_event:
             on_event(e)
     returned = [d["id"] for d in (finished.documents if finished else [])][: settings.max_docs]
-    outcome = rw.Outcome(
+    outcome = rewards.Outcome(
         returned=returned,
         returned_texts=[doc_text(corpus, d) for d in returned],
         seen=list(dict.fromkeys(s.doc_id for s in context.shown.values())),
@@ -180,7 +180,7 @@ class SelectConfig:
     """β of the F_β in the stored reward (for ranking the high-recall runs of a task)."""
 
 
-def score_run(r: RunResult, cfg: SelectConfig = SelectConfig(), reward_cfg: rw.RewardConfig = rw.RewardConfig()) -> dict:
+def score_run(r: RunResult, cfg: SelectConfig = SelectConfig(), reward_cfg: rewards.RewardConfig = rewards.RewardConfig()) -> dict:
     o = r.outcome
     stop = r.finished.stop_reason if r.finished else "error"
     stats = r.agent.stats
@@ -194,7 +194,7 @@ def score_run(r: RunResult, cfg: SelectConfig = SelectConfig(), reward_cfg: rw.R
         malformed = f"{stats['errors']} of {calls} tool calls failed"
     shown = r.agent.context.shown.values()
     truth_seen = bool(set(o.seen) & set(o.truth_docs)) or any(contains(o.truth, s.text) for s in shown)
-    rew = rw.reward(o, cfg.beta, reward_cfg)
+    rew = rewards.reward(o, cfg.beta, reward_cfg)
     return {
         "task_id": r.task["id"], "run": r.run, "level": r.task.get("level", 0), "stop": stop,
         "turns": o.turns, "tool_calls": calls, "errors": stats.get("errors", 0), "pruned": stats.get("pruned", 0),
@@ -301,7 +301,7 @@ def collect(corpus, settings, tasks: list[dict], make_policy: Callable[[int], Po
     out = Path(out)
     log = Path(str(out) + ".runs.jsonl")
     out.parent.mkdir(parents=True, exist_ok=True)
-    done_scores = list(T.iter_jsonl(log))
+    done_scores = list(iter_jsonl(log))
     done = {s["task_id"] for s in done_scores}
     kept_before = [s for s in done_scores if s.get("decision", "").startswith("kept:")]
     sel = Selector(cfg, seed + len(done), kept=len(kept_before),
@@ -319,8 +319,8 @@ def collect(corpus, settings, tasks: list[dict], make_policy: Callable[[int], Po
             decisions = sel.select(scores)
             kept = [run_record(r, s, d) for r, s, d in zip(results, scores, decisions) if d.startswith("kept:")]
             if kept:
-                T.append_jsonl(out, kept)
-            T.append_jsonl(log, [{**s, "decision": d} for s, d in zip(scores, decisions)])
+                append_jsonl(out, kept)
+            append_jsonl(log, [{**s, "decision": d} for s, d in zip(scores, decisions)])
             for s, d in zip(scores, decisions):
                 bucket = report.kept if d.startswith("kept:") else report.dropped
                 key = d.split(":", 1)[1]
@@ -345,5 +345,5 @@ def collect(corpus, settings, tasks: list[dict], make_policy: Callable[[int], Po
 
 
 def read_trajectories(path: str | Path) -> list[dict]:
-    return [r for r in T.iter_jsonl(path) if "messages" in r and "steps" in r]
+    return [r for r in iter_jsonl(path) if "messages" in r and "steps" in r]
 

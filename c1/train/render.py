@@ -27,7 +27,7 @@ import datetime as _dt
 import json
 from typing import Protocol
 
-from c1 import harmony as hm
+from c1 import harmony
 from c1.agent.policy import Reply
 
 
@@ -56,27 +56,27 @@ class HarmonyRenderer:
     native_tools = True
 
     def __init__(self, reasoning_effort: str | None = None, start_date: str | None = None):
-        from c1.tokens import harmony
+        from c1.tokens import harmony as load_harmony
 
-        self.h, self.enc = harmony()
+        self.h, self.enc = load_harmony()
         self.reasoning_effort = reasoning_effort
         self.start_date = start_date or _dt.date.today().isoformat()
-        self.stop_ids = hm.stop_ids()  # <|return|>, <|call|>
+        self.stop_ids = harmony.stop_ids()  # <|return|>, <|call|>
 
     def convert(self, messages: list[dict], tools: list[dict]) -> list:
-        return hm.convert(hm.split_calls(messages), tools, self.reasoning_effort, self.start_date)
+        return harmony.convert(harmony.split_calls(messages), tools, self.reasoning_effort, self.start_date)
 
     # the renderer interface -------------------------------------------------------------------
     def prompt_ids(self, messages: list[dict], tools: list[dict]) -> list[int]:
         """History with several calls in one message rendered one call per generation
         (:func:`c1.harmony.split_calls`), as the model would have made them."""
-        return hm.prompt_ids(hm.split_calls(messages), tools, self.reasoning_effort, self.start_date)
+        return harmony.prompt_ids(harmony.split_calls(messages), tools, self.reasoning_effort, self.start_date)
 
     def completion_ids(self, reply: dict) -> list[int]:
         """One generation: at most one tool call (:func:`c1.harmony.completion_ids`)."""
         if len(reply.get("tool_calls") or []) > 1:
             raise ValueError("a gpt-oss generation carries one tool call: render the turn with samples()")
-        return hm.completion_ids(reply)
+        return harmony.completion_ids(reply)
 
     def sample(self, messages: list[dict], tools: list[dict], reply: dict) -> tuple[list[int], list[int]]:
         return self.prompt_ids(messages, tools), self.completion_ids(reply)
@@ -91,7 +91,7 @@ class HarmonyRenderer:
         by_id = {r.get("tool_call_id"): r for r in results}
         history, out = list(messages), []
         for k, call in enumerate(calls):
-            part = hm.one_call(reply, k)
+            part = harmony.one_call(reply, k)
             out.append(self.sample(history, tools, part))
             if k + 1 < len(calls):
                 if call.get("id") not in by_id:
@@ -152,7 +152,7 @@ class ChatTemplateRenderer:
     def hf_messages(messages: list[dict]) -> list[dict]:
         out = []
         for m in messages:
-            d = {"role": m["role"], "content": hm.text_of(m.get("content"))}
+            d = {"role": m["role"], "content": harmony.text_of(m.get("content"))}
             if m.get("tool_calls"):
                 calls = []
                 for c in m["tool_calls"]:

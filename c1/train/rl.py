@@ -39,40 +39,10 @@ from pathlib import Path
 
 from c1.agent.tools import ToolConfig
 from c1.train import cispo
-from c1.train import reward as rw
+from c1.train import reward as rewards
 from c1.train.collect import run_task
-from c1.train.model import LoraSpec
 from c1.train.policy import TokenPolicy
-
-
-@dataclass(frozen=True)
-class RLSettings:
-    epochs: int = 3
-    group_size: int = 8
-    queries_per_step: int = 16
-    substeps: int = 2
-    """Optimizer steps per batch of rollouts (each on 1/substeps of the turn samples)."""
-    lr: float = 1e-5
-    weight_decay: float = 0.0
-    grad_clip: float = 1.0
-    eps_max: float = 5.0
-    """CISPO's upper bound on the importance weight (no lower bound)."""
-    advantage_scale: str = "std"
-    temperature: float = 1.0
-    """Sampling temperature of the rollouts; the trainer's log-probabilities use the same."""
-    tis_cap: float = 2.0
-    """Truncation of the sampler correction π_old/μ (sampler/trainer mismatch)."""
-    max_new_tokens: int = 2048
-    max_context: int | None = None
-    max_steps: int | None = None
-    save_every: int = 10
-    keep_checkpoints: int = 3
-    start_level: int = 0
-    curriculum: bool = True
-    rollout_workers: int = 1
-    seed: int = 0
-    lora: LoraSpec = LoraSpec()
-    reward: rw.RewardConfig = rw.RewardConfig()
+from c1.train.settings import RLSettings
 
 
 def curriculum(tasks: list[dict], epoch: int, cfg: RLSettings) -> list[dict]:
@@ -108,7 +78,7 @@ class TrainState:
 class Rollout:
     task: dict
     index: int
-    reward: rw.Reward
+    reward: rewards.Reward
     turns: list
     stop: str
     stats: dict
@@ -213,7 +183,7 @@ class RLTrainer:
         self.push_adapter()  # a rollout server starts from the adapter being trained (SFT's, or a checkpoint's)
         while self.state.epoch < self.cfg.epochs:
             order = curriculum(self.tasks, self.state.epoch, self.cfg)
-            beta = rw.beta_for_epoch(self.state.epoch, self.cfg.epochs, self.cfg.reward)
+            beta = rewards.beta_for_epoch(self.state.epoch, self.cfg.epochs, self.cfg.reward)
             while self.state.position < len(order):
                 if self.cfg.max_steps and self.state.step >= self.cfg.max_steps:
                     return last
@@ -234,7 +204,7 @@ class RLTrainer:
     def rollout(self, task: dict, i: int, beta: float) -> Rollout:
         policy = self.policy_factory(task, i)
         res = run_task(self.corpus, self.settings, task, policy, i, self.tool_config)
-        r = rw.reward(res.outcome, beta, self.cfg.reward)
+        r = rewards.reward(res.outcome, beta, self.cfg.reward)
         return Rollout(task, i, r, list(policy.turns), res.finished.stop_reason if res.finished else "error",
                        dict(res.agent.stats))
 
@@ -272,12 +242,12 @@ class RLTrainer:
         everyone = [r for g in groups for r in g]
         metrics = {
             "beta": round(beta, 4), "groups": len(groups), "groups_tied": tied, "rollouts": len(everyone),
-            "reward_mean": round(rw.mean(r.reward.total for r in everyone), 4),
+            "reward_mean": round(rewards.mean(r.reward.total for r in everyone), 4),
             "reward_std": round(_std([r.reward.total for r in everyone]), 4),
-            "recall": round(rw.mean(r.reward.recall for r in everyone), 4),
-            "traj_recall": round(rw.mean(r.reward.traj_recall for r in everyone), 4),
-            "answer_found": round(rw.mean(float(r.reward.answer_found) for r in everyone), 4),
-            "turns": round(rw.mean(r.stats.get("turns", 0) for r in everyone), 2),
+            "recall": round(rewards.mean(r.reward.recall for r in everyone), 4),
+            "traj_recall": round(rewards.mean(r.reward.traj_recall for r in everyone), 4),
+            "answer_found": round(rewards.mean(float(r.reward.answer_found) for r in everyone), 4),
+            "turns": round(rewards.mean(r.stats.get("turns", 0) for r in everyone), 2),
             "turn_samples": turns, "sequences": len(samples), "tokens": sum(p.n_completion for p, _ in samples),
             "loss": None, "clip_fraction": None, "ratio_max": None, "sampler_logprobs": None,
             "sampler_weight_mean": None, "sampler_logprob_gap": None, "lr": self.cfg.lr,

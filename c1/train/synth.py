@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from c1.train import tasks as T
+from c1.train.tasks import SCHEMA_VERSION, TRUTH_TYPES, append_jsonl, iter_jsonl, validate_task
 from c1.train.teacher import Teacher, TeacherError
 from c1.train.verify import contains, normalise, quote_found, verify_level
 
@@ -116,7 +116,7 @@ EXPLORE_SCHEMA = {
     "type": "object",
     "properties": {
         "truth": _STR,
-        "truth_type": {"type": "string", "enum": list(T.TRUTH_TYPES)},
+        "truth_type": {"type": "string", "enum": list(TRUTH_TYPES)},
         "supporting_items": {"type": "array", "items": {
             "type": "object", "properties": {"chunk_id": _STR, "quotes": {"type": "array", "items": _STR}},
             "required": ["chunk_id", "quotes"]}},
@@ -132,7 +132,7 @@ EXTEND_SCHEMA = {
     "type": "object",
     "properties": {
         "chunk_id": _STR, "link": _STR, "truth": _STR,
-        "truth_type": {"type": "string", "enum": list(T.TRUTH_TYPES)},
+        "truth_type": {"type": "string", "enum": list(TRUTH_TYPES)},
         "quotes": {"type": "array", "items": _STR},
         "clue": {"type": "object", "properties": {"text": _STR, "quote": _STR}, "required": ["text", "quote"]},
         "question": _STR,
@@ -193,7 +193,7 @@ class Synth:
         return ids
 
     def done_seeds(self) -> set[str]:
-        return {r["seed_chunk"] for r in T.iter_jsonl(self.log) if "seed_chunk" in r}
+        return {r["seed_chunk"] for r in iter_jsonl(self.log) if "seed_chunk" in r}
 
     def run(self) -> SynthReport:
         started = time.perf_counter()
@@ -224,8 +224,8 @@ class Synth:
     def _finish_seed(self, seed: str, tasks: list[dict], reasons: list[str]) -> None:
         with self._lock:
             if tasks:
-                T.append_jsonl(self.out, tasks)
-            T.append_jsonl(self.log, [{"seed_chunk": seed, "status": "kept" if tasks else "rejected",
+                append_jsonl(self.out, tasks)
+            append_jsonl(self.log, [{"seed_chunk": seed, "status": "kept" if tasks else "rejected",
                                        "levels": [t["level"] for t in tasks], "reasons": reasons[:8]}])
             r = self.report
             r.seeds_run += 1
@@ -299,7 +299,7 @@ class Synth:
         clues_out = [{"text": str(c["text"]).strip(), "chunk_id": c["chunk_id"], "quote": c["quote"], "level": 0}
                      for c in v.clues]
         task = {
-            "id": _task_id(seed_id, 0), "schema": T.SCHEMA_VERSION, "collection": self.collection,
+            "id": _task_id(seed_id, 0), "schema": SCHEMA_VERSION, "collection": self.collection,
             "seed_chunk": seed_id, "level": 0, "parent": None, "question": question, "truth": truth,
             "truth_type": _truth_type(answer.get("truth_type")), "truths": [truth], "clues": clues_out,
             "supporting_items": items_out, "bridging_item": None, "distractors": [],
@@ -408,7 +408,7 @@ class Synth:
         clues = prev["clues"] + [{"text": str(c["text"]).strip(), "chunk_id": cid, "quote": c["quote"], "level": level}
                                  for c in v.clues]
         task = {
-            "id": _task_id(prev["seed_chunk"], level), "schema": T.SCHEMA_VERSION, "collection": self.collection,
+            "id": _task_id(prev["seed_chunk"], level), "schema": SCHEMA_VERSION, "collection": self.collection,
             "seed_chunk": prev["seed_chunk"], "level": level, "parent": prev["id"], "question": question,
             "truth": truth, "truth_type": _truth_type(answer.get("truth_type")), "truths": prev["truths"] + [truth],
             "clues": clues, "supporting_items": items, "bridging_item": bridging, "distractors": prev["distractors"],
@@ -436,7 +436,7 @@ def _dedupe_items(raw) -> list[dict]:
 
 def _truth_type(value) -> str:
     v = str(value or "").strip().lower()
-    return v if v in T.TRUTH_TYPES else "other"
+    return v if v in TRUTH_TYPES else "other"
 
 
 def _task_id(seed_chunk: str, level: int) -> str:
@@ -452,7 +452,7 @@ def _reason_key(reason: str) -> str:
 def check_task_against_corpus(task: dict, corpus) -> list[str]:
     """Re-verify a written task from scratch (for tests and ``--check``): every kept quote is in its
     chunk, the truth-bearing items really hold their level's truth, no distractor holds a truth."""
-    errors = T.validate_task(task)
+    errors = validate_task(task)
     ids = [it["chunk_id"] for it in task["supporting_items"]] + [d["chunk_id"] for d in task["distractors"]] \
         + [c["chunk_id"] for c in task["clues"]]
     text = {c.id: c.text for c in corpus.chunks(list(dict.fromkeys(ids)))}

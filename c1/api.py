@@ -27,10 +27,8 @@ Choices
   when it is late. A late or abandoned search is cancelled: all its runs stop at their next turn,
   and its slots are freed only once every run has stopped (:func:`c1.agent.search.run_search`),
   so the slot count never understates the work in progress.
-- Each collection's :class:`~c1.agent.corpus.Corpus` is opened once and shared by all requests.
-  Its reads are safe concurrently: SQLite in serialized mode with ``check_same_thread=False``
-  (each query its own cursor), tantivy and Chroma searchers, the ONNX session; a test compares
-  8 concurrent searches with the same searches run one by one.
+- The searches, their slots and the open collections are :class:`c1.service.SearchService`'s, shared
+  with MCP; this module is the HTTP around it.
 - Listening on anything but loopback requires a bearer token (refused at start otherwise); when
   a token is set, every request, ``/health`` included, must carry ``Authorization: Bearer``.
 """
@@ -45,39 +43,21 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from c1 import __version__
-from c1.agent.policy import ModelServerError
-from c1.config import MAX_QUERY_CHARS, Settings, bounds, check_together, collection_name_problem, is_eval_collection
+from c1.config import Settings
 from c1.errors import C1Error
-
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8080
-"""Not 8000 (``chroma run``) nor 8001 (vLLM in ``c1 serve``)."""
-DEFAULT_MAX_CONCURRENCY = 4
-DEFAULT_TIMEOUT_S = 300.0
-DEFAULT_MAX_BODY = 64 * 1024
-
-FIELDS = {
-    "query": str, "collection": str, "max_docs": int, "parallel": int, "budget": int,
-    "max_turns": int, "policy": str, "stream": bool,
-}
-LIMITS = {name: bounds(name) for name in ("max_docs", "parallel", "budget", "max_turns")}  # the CLI's (c1.config)
-POLICY_CACHE_S = 30.0
-
-
-class ApiError(Exception):
-    def __init__(self, code: int, message: str, headers: dict | None = None):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.headers = headers or {}
-
-
-class Cancelled(Exception):
-    """Raised inside a search (at its next event) once its client is gone or its time is up."""
+from c1.service import (
+    DEFAULT_HOST,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_PORT,
+    DEFAULT_TIMEOUT_S,
+    ApiError,
+    SearchService,
+    validate_request,
+)
 
 
 def is_loopback(host: str) -> bool:
@@ -94,233 +74,6 @@ def check_bind(host: str, token: str | None) -> None:
     if not is_loopback(host) and not token:
         raise C1Error(f"refusing to serve the search API on {host} without a token: pass --token "
                       "(or $C1_SERVE_TOKEN), or bind 127.0.0.1")
-
-
-def validate_request(body) -> dict:
-    """The JSON body of ``POST /v1/search`` → checked fields (ApiError 400 otherwise)."""
-    if not isinstance(body, dict):
-        raise ApiError(400, "the body must be a JSON object")
-    unknown = sorted(set(body) - set(FIELDS))
-    if unknown:
-        raise ApiError(400, f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(FIELDS)}")
-    out = {}
-    for key, value in body.items():
-        if value is None and key != "query":
-            continue
-        kind = FIELDS[key]
-        if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-            raise ApiError(400, f"{key!r} must be an integer")
-        if kind is not int and not isinstance(value, kind):
-            raise ApiError(400, f"{key!r} must be a {'string' if kind is str else 'boolean'}")
-        if key in LIMITS and not LIMITS[key][0] <= value <= LIMITS[key][1]:
-            raise ApiError(400, f"{key!r} must be between {LIMITS[key][0]} and {LIMITS[key][1]}")
-        out[key] = value
-    query = out.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise ApiError(400, "'query' is required: a non-empty string")
-    if len(query) > MAX_QUERY_CHARS:
-        raise ApiError(400, f"'query' is longer than {MAX_QUERY_CHARS} characters")
-    if "policy" in out:
-        from c1.agent.policies import NAMES, names_text
-
-        if out["policy"] not in NAMES:
-            raise ApiError(400, f"'policy' must be {names_text()}")
-    if "collection" in out and collection_name_problem(out["collection"]):
-        raise ApiError(400, "'collection' is not a collection name")
-    return out
-
-
-class SearchService:
-    """What the HTTP layer calls: open corpora once, choose policies, run searches. Thread-safe."""
-
-    def __init__(self, settings: Settings, max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, max_budget: int | None = None):
-        """``max_budget``: the largest context budget the model server can hold (``c1 serve`` knows
-        vLLM's ``--max-model-len``); a request asking for more is refused, naming that window."""
-        if max_concurrency < 1:
-            raise C1Error("--max-concurrency must be at least 1")
-        self.max_budget = max_budget
-        self.settings = settings
-        self.max_concurrency = max_concurrency
-        self.timeout_s = timeout_s
-        self._busy = 0
-        self.searches = 0
-        self.peak = 0
-        """The most agent runs that were ever in progress at once."""
-        self._busy_lock = threading.Lock()
-        self._corpora: dict[str, object] = {}
-        self._corpora_lock = threading.Lock()
-        self._choices: dict[tuple, tuple[float, object]] = {}
-        self._choices_lock = threading.Lock()
-        self.tool_names: dict = {}
-        if getattr(settings, "tool_names", None):
-            from c1.agent.policies.llm import parse_tool_names
-
-            self.tool_names = parse_tool_names(settings.tool_names)
-
-    # collections ------------------------------------------------------------------------
-    def collections(self, evals: bool = False) -> list[str]:
-        """The home's collections (``c1 eval``'s only with ``evals``: /health lists the user's)."""
-        root = self.settings.home / "collections"
-        if not root.is_dir():
-            return []
-        return sorted(p.name for p in root.iterdir() if (p / "manifest.sqlite").exists()
-                      and (evals or not is_eval_collection(p.name)))
-
-    def corpus(self, name: str):
-        with self._corpora_lock:
-            if name in self._corpora:
-                return self._corpora[name]
-            if name not in self.collections(evals=True):
-                raise ApiError(404, f"no collection {name!r} under this server's index home")
-            from c1.agent.corpus import Corpus
-
-            try:
-                corpus = Corpus(replace(self.settings, collection=name))
-            except C1Error as exc:
-                raise ApiError(404, str(exc)) from None
-            self._corpora[name] = corpus
-            return corpus
-
-    def close(self) -> None:
-        with self._corpora_lock:
-            for corpus in self._corpora.values():
-                corpus.close()
-            self._corpora.clear()
-
-    # policies ---------------------------------------------------------------------------
-    def choice(self, settings: Settings):
-        """``choose_policy`` cached for a few seconds (``auto`` probes the model server)."""
-        from c1.agent.policies import choose_policy
-
-        key = (settings.policy, settings.base_urls, settings.model, settings.max_docs, settings.soft_threshold, settings.budget)
-        now = time.monotonic()
-        with self._choices_lock:
-            hit = self._choices.get(key)
-            if hit and now - hit[0] < POLICY_CACHE_S:
-                return hit[1]
-        try:
-            made = choose_policy(settings)
-        except C1Error as exc:
-            from c1.agent.policies.llm import BudgetBeyondWindow
-
-            # a budget the model's window cannot hold is the request's fault; anything else the server's
-            raise ApiError(400 if isinstance(exc, BudgetBeyondWindow) else 503, str(exc)) from None
-        with self._choices_lock:
-            self._choices[key] = (now, made)
-        return made
-
-    def model(self) -> str | None:
-        """The model searches ask the server for: ``--model``, else what the default policy chose
-        (known once it has been chosen; /health never probes)."""
-        if self.settings.model:
-            return self.settings.model
-        with self._choices_lock:
-            chosen = [made for _, made in self._choices.values() if made.model]
-        return chosen[0].model if chosen else None
-
-    # searching --------------------------------------------------------------------------
-    @property
-    def busy(self) -> int:
-        """Agent runs in progress (slots taken)."""
-        return self._busy
-
-    def acquire(self, runs: int = 1) -> None:
-        if runs > self.max_concurrency:
-            raise ApiError(400, f"'parallel' is {runs} but this server runs at most {self.max_concurrency} agent runs at once")
-        with self._busy_lock:
-            if self._busy + runs > self.max_concurrency:
-                raise ApiError(429, f"{self._busy} of {self.max_concurrency} agent-run slots are busy; retry shortly",
-                               {"Retry-After": "1"})
-            self._busy += runs
-            self.searches += 1
-            self.peak = max(self.peak, self._busy)
-
-    def release(self, runs: int = 1) -> None:
-        with self._busy_lock:
-            self._busy -= runs
-            self.searches -= 1
-
-    def prepare(self, fields: dict):
-        """Settings, corpus and policy for a request: fails fast (before any slot is used)."""
-        overrides = {k: fields[k] for k in ("collection", "max_docs", "parallel", "budget", "max_turns", "policy")
-                     if k in fields}
-        if self.max_budget is not None and overrides.get("budget", 0) > self.max_budget \
-                and overrides.get("policy", self.settings.policy) != "builtin":
-            raise ApiError(400, f"'budget' is {overrides['budget']} but the model server holds at most "
-                                f"{self.max_budget} tokens of context (its window, less the reply's room); "
-                                f"ask for {self.max_budget} or less")
-        try:
-            settings = check_together(replace(self.settings, **overrides))  # a budget with the server's hard cutoff
-        except C1Error as exc:
-            raise ApiError(400, str(exc)) from None
-        corpus = self.corpus(settings.collection)
-        return settings, corpus, self.choice(settings), self.tool_names
-
-    def start(self, fields: dict, on_event=None, on_done=None) -> "SearchJob":
-        """Take a slot and start the search in a worker thread (the slot is freed when it ends)."""
-        settings, corpus, choice, names = self.prepare(fields)
-        runs = max(1, settings.parallel)
-        self.acquire(runs)
-        job = SearchJob(self, settings, corpus, choice, names, fields["query"], on_event, on_done)
-        try:
-            job.thread.start()
-        except BaseException:
-            self.release(runs)
-            raise
-        return job
-
-
-class SearchJob:
-    def __init__(self, service: SearchService, settings: Settings, corpus, choice, tool_names: dict, query: str,
-                 on_event=None, on_done=None):
-        self.service = service
-        self.settings = settings
-        self.corpus = corpus
-        self.choice = choice
-        self.tool_names = tool_names
-        self.query = query
-        self.on_event = on_event
-        self.on_done = on_done
-        self.cancelled = threading.Event()
-        self.done = threading.Event()
-        self.result: dict | None = None
-        self.error: str | None = None
-        self.error_code = 500
-        self.thread = threading.Thread(target=self._run, name="c1-api-search", daemon=True)
-
-    def _event(self, event) -> None:
-        if self.cancelled.is_set():
-            raise Cancelled()
-        if self.on_event is not None:
-            self.on_event(event)
-
-    def _run(self) -> None:
-        from c1.agent.search import search_with
-
-        try:
-            result = search_with(self.corpus, self.settings, self.query, self.choice, self._event, self.tool_names,
-                                 stop=self.cancelled)
-            self.result = result.to_json()
-        except Cancelled:
-            self.error = "cancelled"
-        except ModelServerError as exc:  # the model server failed: a bad gateway, with its reason
-            self.error, self.error_code = str(exc), 502
-        except C1Error as exc:
-            self.error = str(exc)
-        except Exception as exc:  # a bug or a broken store: reported, never a dead server
-            self.error = f"search failed: {type(exc).__name__}: {exc}"
-        finally:  # run_search returns only once every run has stopped
-            self.done.set()
-            self.service.release(max(1, self.settings.parallel))
-            if self.on_done is not None:
-                self.on_done()
-
-    def wait(self, timeout: float) -> bool:
-        if self.done.wait(timeout):
-            return True
-        self.cancelled.set()
-        return False
 
 
 # --- HTTP -------------------------------------------------------------------------------------

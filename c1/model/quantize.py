@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from c1.serve import mxfp4
+from c1.model import mxfp4
 
 CONVERTER_VERSION = 1
 """Bump when the output of the conversion changes: it is part of the cache key."""

@@ -1,0 +1,13 @@
+"""Serving the model (``c1 serve``): vLLM for Context-1 with MXFP4 experts. The search API is
+:mod:`c1.api`.
+
+- :mod:`.options`: the server's options and the ``vllm serve`` command they make.
+- :mod:`.plan`: everything decided before anything runs (``--dry-run``); GPU verdicts from :mod:`.gpu`.
+- :mod:`.prepare`: download and the one-off MXFP4 conversion (:mod:`.quantize`, packing in :mod:`.mxfp4`).
+- :mod:`.launcher`: run it: :mod:`.process` supervises the child and its signals, :mod:`.ready` waits
+  until it serves the model.
+- :mod:`.errors`: what stops it, one class per cause.
+
+Nothing is imported here on purpose: ``import c1.model.launcher`` stays cheap (standard library
+only), and numpy is loaded only by the quantizer.
+"""
