@@ -547,6 +547,7 @@ class InjectBrokenCall:
 
 
 @pytest.mark.llm
+@pytest.mark.slow
 def test_real_small_model_drives_the_loop(llama_server, corpus, hotpot_index: HotpotIndex):
     q = hotpot_index.questions[0]
     settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(llama_server.base_url,), budget=6000,

@@ -454,6 +454,7 @@ class SearchFirst:
 
 
 @pytest.mark.llm
+@pytest.mark.slow
 def test_hostile_documents_cannot_forge_structure_through_a_real_model(tmp_path):
     """Real files (HotpotQA paragraphs as .txt, one with forged chunk tags, chat-template tokens and a
     fake usage line appended) indexed with the real CLI, then searched through the real small model on

@@ -203,6 +203,7 @@ def test_teacher_falls_back_to_the_response_format_the_server_takes():
 
 # --- the real small teacher ------------------------------------------------------------------------
 @pytest.mark.llm
+@pytest.mark.slow
 def test_synth_with_the_llama_cpp_teacher(hotpot_index: HotpotIndex, llama_server, tmp_path):  # noqa: F811
     """Qwen2.5-Coder-1.5B as the teacher: the run completes and writes a schema-valid file; every
     task in it passed verification. A model this small keeps few tasks or none — reported, not hidden."""
