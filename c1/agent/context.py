@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field
 
+from c1.config import DEFAULT_BUDGET
 from c1.tokens import count_tokens
 
 USAGE_RESERVE = 48
@@ -87,7 +88,7 @@ class Shown:
 
 
 class Context:
-    def __init__(self, budget: int = 32768, soft: float = 0.5, hard: float = 0.9):
+    def __init__(self, budget: int = DEFAULT_BUDGET, soft: float = 0.5, hard: float = 0.9):
         self.budget = budget
         self.soft_limit = int(budget * soft)
         self.hard_limit = int(budget * hard)
@@ -158,21 +159,21 @@ class Context:
         return total
 
     def _preamble_tokens(self, instructions: str | None) -> int:
-        from c1 import harmony as hm
+        from c1 import harmony
 
         key = (instructions, len(self.tools))
         if self._preamble is None or self._preamble[0] != key:
             today = _dt.date.today().isoformat()  # vLLM dates the system message
-            self._preamble = (key, hm.count_preamble(instructions, self.tools, start_date=today))
+            self._preamble = (key, harmony.count_preamble(instructions, self.tools, start_date=today))
         return self._preamble[1]
 
     def _message_tokens(self, i: int, m: Message, names: dict[str, str]) -> int:
-        from c1 import harmony as hm
+        from c1 import harmony
 
         key = self._key(m)
         hit = self._counts.get(i)
         if hit is None or hit[0] != key:
-            hit = (key, hm.count_message(m.to_openai(self.pruned), names.get(m.tool_call_id or "", "")))
+            hit = (key, harmony.count_message(m.to_openai(self.pruned), names.get(m.tool_call_id or "", "")))
             self._counts[i] = hit
         return hit[1]
 
@@ -183,9 +184,9 @@ class Context:
 
     def message_tokens(self, message: Message) -> int:
         """What adding ``message`` would cost."""
-        from c1 import harmony as hm
+        from c1 import harmony
 
-        return hm.count_message(message.to_openai(self.pruned), message.name or "")
+        return harmony.count_message(message.to_openai(self.pruned), message.name or "")
 
     def used(self) -> int:
         return max(0, self.counted() + self.offset)
