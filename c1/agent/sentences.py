@@ -46,12 +46,15 @@ _MARKER = re.compile(r"^\s*(?:[-*•‣◦▪–]\s+|(?:\d{1,3}(?:\.\d{1,3})+\.?
                      r"\(?[ivxlcIVXLC]{1,6}[.)]|\([a-zA-Z0-9]{1,4}\))\s+)")
 """The start of a list item: a bullet, or an enumerator ``1.``, ``2)``, ``(a)``, ``iv.``."""
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
-_META = re.compile(r"^[ \t>]*(?:[A-Z][A-Za-z-]{0,24}(?: [A-Za-z-]{1,20})?):(?:\s|$)")
+_META = re.compile(r"^[ \t>]*(?:[A-Za-z][A-Za-z-]{0,24}(?: [A-Za-z-]{1,20})?):(?:\s|$)")
 _META_NAMES = frozenset("from to cc bcc sent date subject reply-to x-from x-to x-cc x-bcc x-folder x-origin "
                         "x-filename message-id mime-version content-type content-transfer-encoding importance "
                         "attachments re fw fwd by name title its attn attention address phone tel fax email e-mail "
                         "signature signed".split())
 """Header fields of mail, and the fields of a form or a signature block ("By:", "Name:", "Title:")."""
+_ADDRESS_FIELDS = frozenset("from to cc bcc reply-to x-from x-to x-cc x-bcc".split())
+"""Header fields that list people: as long as the list is (a mail to 60 people has a 5,000-character To: line)."""
+_ADDRESS = re.compile(r"[^\s@<>,;]+@[^\s@<>,;]+|</?O=[^>]*>")
 _RULE = re.compile(r"^[\s\W_]*(?:-{3,}|_{3,}|={3,}|\*{3,}|~{3,})|-----\s*original message|forwarded by", re.I)
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|dear|greetings|good (?:morning|afternoon|evening))\b[^.!?]{0,40}[,!:]?\s*$",
                        re.I)
@@ -95,7 +98,8 @@ def line_kind(line: str) -> str:
     if _RULE.search(s):
         return "rule"
     m = _META.match(line)
-    if m and m.group(0).strip(" \t>:").lower() in _META_NAMES and len(s) <= 300:
+    name = m.group(0).strip(" \t>:").lower() if m else ""
+    if name in _META_NAMES and (len(s) <= 300 or name in _ADDRESS_FIELDS):
         return "meta"
     if _CELLS.search(line) and s.count("|") + line.count("\t") >= 1 and not _END.search(s + " "):
         return "row"
@@ -133,7 +137,8 @@ def split(text: str) -> list[Unit]:
             flush()
             in_meta = after_signoff = False
             continue
-        if in_meta and kind in ("text", "item") and not _END.search(s + " ") and len(s) <= 300:
+        if in_meta and kind in ("text", "item", "row") and (
+                (not _END.search(s + " ") and len(s) <= 300) or _addresses(s)):
             kind = "meta"  # a wrapped header value (more addresses)
         in_meta = kind == "meta"
         if after_signoff and kind == "text" and len(s.split()) <= 4 and not _END.search(s + " "):
@@ -155,6 +160,12 @@ def split(text: str) -> list[Unit]:
             units.append(Unit(start + _lead(line), end - _trail(line), kind))
     flush()
     return [u for u in units if u.end > u.start]
+
+
+def _addresses(line: str) -> bool:
+    """A line that lists mail addresses: one at least for every two commas."""
+    found = len(_ADDRESS.findall(line))
+    return found > 0 and found >= (line.count(",") + line.count(";")) / 2
 
 
 def _lead(line: str) -> int:
