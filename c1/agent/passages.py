@@ -189,7 +189,9 @@ class _Sentence:
 _CLAUSE = re.compile(r";\s*|(?<=[.?!])\s+(?=[\"“(]?[A-Z])")
 """Where a question's clauses part: a semicolon, or a sentence end before a capital."""
 NAMING = 0.5
-"""A clause whose content words the document's identity holds at least this share of names the document."""
+"""A clause whose content words the document's identity holds at least this share names the document ..."""
+MARGIN = 0.2
+"""... when another clause of the question, that asks, has a share this much smaller."""
 
 
 def within(corpus, question: str, doc_id: str) -> str:
@@ -198,7 +200,8 @@ def within(corpus, question: str, doc_id: str) -> str:
     governing law?" names the contract in its first clause: inside it, only "what is the governing
     law?" tells one clause from another. So a clause whose content words the document's identity
     (``Corpus.identity``: title, file-name words, first page) mostly holds (``NAMING``) is left out
-    while another, that it holds less, remains, and a name that the document's own name holds (its title or file-name
+    while another, that it holds clearly less (``MARGIN``: an NDA's first page also holds the terms of
+    a question about it), remains, and a name that the document's own name holds (its title or file-name
     words: "Coca-Cola" in "How many employees did Coca-Cola have", COCACOLA_2017_10K.pdf; its 10-K
     says Coca-Cola on every page) is left out of the rest. Terms of the clause itself stay, though
     its first page holds them ("Confidential Information" in an NDA): they say what is asked. A
@@ -215,11 +218,12 @@ def within(corpus, question: str, doc_id: str) -> str:
     clauses = [c for c in _CLAUSE.split(question) if c.strip()]
     if len(clauses) > 1:
         def naming(clause: str) -> float:
-            terms = content_terms(clause)
+            terms = [re.sub(r"['’]s$", "", t) for t in content_terms(clause)]  # "UALR's": the name "ualr"
             return sum(1 for t in terms if t in ident.words or t.replace("-", "") in ident.words) / len(terms) if terms else 1.0
 
         shares = [naming(c) for c in clauses]
-        out = " ".join([c for c, s in zip(clauses, shares) if s < NAMING] or clauses)
+        least = min(shares)
+        out = " ".join(c for c, s in zip(clauses, shares) if s < NAMING or s < least + MARGIN)
     else:
         out = question
     wanted = asked(out)
