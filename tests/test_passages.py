@@ -245,3 +245,34 @@ def test_a_filings_passages_span_its_pages(coke):
         assert len(crowded) == 5
     finally:
         corpus.close()
+
+
+def test_a_short_paragraph_gets_its_supporting_sentence(new_c1_env):
+    """HotpotQA's one-chunk paragraphs (real dev records): the question is read whole inside them and
+    the supporting paragraph's passage holds its supporting sentence."""
+    shared = shared_data_dir()
+    source = shared / "hotpotqa" / "hotpotqa_dev_distractor_200.jsonl"
+    if not source.is_file():
+        pytest.skip(f"shared test data not found at {source}")
+    record = json.loads(source.read_text().splitlines()[0])
+    env = new_c1_env("hotpot_passages")
+    corpus_dir = env.root / "corpus"
+    corpus_dir.mkdir()
+    with open(corpus_dir / "paragraphs.jsonl", "w") as f:
+        for title, sentences in record["context"]:
+            f.write(json.dumps({"id": title, "title": title, "text": "".join(sentences)}) + "\n")
+    done = env.run("index", corpus_dir, "--quiet")
+    assert done.rc == 0, done.stderr
+    from c1.agent.passages import within
+
+    corpus = _open(env)
+    try:
+        docs = {d.title: d for d in corpus.store.manifest.all_docs()}
+        title, n = record["supporting_facts"][1]  # ("Neil Peart", 1): the Hall of Fame sentence
+        doc = docs[title]
+        assert doc.n_chunks == 1 and within(corpus, record["question"], doc.doc_id) == record["question"]
+        wanted = dict(record["context"])[title][n].strip()
+        chosen = choose(corpus, record["question"], [doc.doc_id])[doc.doc_id]
+        assert chosen and wanted in chosen[0].text
+    finally:
+        corpus.close()
