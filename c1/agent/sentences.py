@@ -60,6 +60,11 @@ _GREETING = re.compile(r"^\s*(?:hi|hello|hey|dear|greetings|good (?:morning|afte
                        re.I)
 _SIGNOFF = re.compile(r"^\s*(?:thanks|thank you|many thanks|regards|best|best regards|kind regards|warm regards|"
                       r"cheers|sincerely|yours(?: truly| sincerely)?|love|talk soon|ciao)\b[^.!?]{0,30}[,!.]?\s*$", re.I)
+_WROTE = re.compile(r"^[\s>]*(?:on\b.{0,200}?|\S.{0,120}?)\bwrote:\s*$", re.I)
+"""The line that introduces a quoted reply: "On Tue, Nov 16, 1999, Jeff Dasovich <jdasovic@enron.com> wrote:"."""
+_PHONE = re.compile(r"(?:\+?\d{1,3}[\s.-]?)?\(?\d{3}\)?[\s.-]?\d{3}[\s.-]\d{4}\b")
+CONTACT_LINE = 80
+"""A line this short holding a mail address or a telephone number, and no sentence end, is a signature's."""
 _CELLS = re.compile(r"\s\|\s|\t|\|$|^\|")
 _NUMBERS_ROW = re.compile(r"^\D{2,}?(?:\.{3,}|\s{2,}|\s)\(?[$€£]?\s?[\d,.]+\)?%?(?:\s+\(?[$€£]?\s?[\d,.]+\)?%?)+\s*$")
 """A label followed by two or more figures: a row of a financial table as PDF text gives it."""
@@ -98,6 +103,8 @@ def line_kind(line: str) -> str:
     if _RULE.search(s):
         return "rule"
     m = _META.match(line)
+    if len(s) <= 300 and _WROTE.match(s):
+        return "meta"
     name = m.group(0).strip(" \t>:").lower() if m else ""
     if name in _META_NAMES and (len(s) <= 300 or name in _ADDRESS_FIELDS):
         return "meta"
@@ -107,11 +114,42 @@ def line_kind(line: str) -> str:
         return "row"
     if _NUMBERS_ROW.match(s) and len(s) <= 200:
         return "row"
-    if _GREETING.match(s) or _SIGNOFF.match(s):
+    if _GREETING.match(s) or _SIGNOFF.match(s) or _contact(s):
         return "social"
     if _MARKER.match(line):
         return "item"
     return "text"
+
+
+def _contact(s: str) -> bool:
+    """A signature's contact line: short, a mail address or a telephone number in it, no sentence end."""
+    return (len(s) <= CONTACT_LINE and bool(_ADDRESS.search(s) or _PHONE.search(s)) and len(s.split()) <= 8
+            and not _END.search(s + " "))
+
+
+def _signature_blocks(text: str, lines: list[tuple[int, int]], kinds: list[str]) -> None:
+    """A paragraph of short lines with a contact line among them (name, title, street, telephone,
+    address) is a signature, every line of it; and the line before "... wrote:" that begins "On ..."
+    (the reply's introduction, wrapped) is header. In place, on ``kinds``."""
+    i = 0
+    while i < len(lines):
+        if kinds[i] == "blank":
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and kinds[j] != "blank":
+            j += 1
+        block = [text[a:b].strip() for a, b in lines[i:j]]
+        own = [(b, kinds[k]) for k, b in zip(range(i, j), block)]
+        if (any(kind == "social" and _contact(b) for b, kind in own)
+                and all(len(b) <= CONTACT_LINE and not _END.search(b + " ") for b, kind in own if kind in ("text", "item"))):
+            for k in range(i, j):
+                if kinds[k] in ("text", "item"):
+                    kinds[k] = "social"
+        for k in range(i + 1, j):
+            if kinds[k] == "meta" and _WROTE.match(block[k - i]) and re.match(r"[\s>]*on\b", block[k - i - 1], re.I):
+                kinds[k - 1] = "meta"
+        i = j
 
 
 def split(text: str) -> list[Unit]:
@@ -119,6 +157,7 @@ def split(text: str) -> list[Unit]:
     units: list[Unit] = []
     lines = line_spans(text)
     kinds = [line_kind(text[a:b]) for a, b in lines]
+    _signature_blocks(text, lines, kinds)
     block: list[int] | None = None  # [start, end] of the run of lines being joined
     block_kind = ""
     in_meta = after_signoff = False
@@ -137,7 +176,7 @@ def split(text: str) -> list[Unit]:
             flush()
             in_meta = after_signoff = False
             continue
-        if in_meta and kind in ("text", "item", "row") and (
+        if in_meta and (kind in ("text", "item", "row") or kind == "social" and _contact(s)) and (
                 (not _END.search(s + " ") and len(s) <= 300) or _addresses(s)):
             kind = "meta"  # a wrapped header value (more addresses)
         in_meta = kind == "meta"
