@@ -27,6 +27,7 @@ picks its justification from the chunks it holds with :func:`justify`.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -55,6 +56,9 @@ third of the cross-encoder's pairs."""
 PER_PAGE = 2
 """Passages of one document kept from one page at most: a filing's best five then span several of its
 pages (the page that holds the figure is not always the one whose rows read best)."""
+
+HEADING_CHARS = 120
+PAIR_CHARS = 560
 
 Scorer = Callable[[str, list[str]], list[float]]
 """(question, passage texts) → one relevance score per text, in [0, 1], higher is better."""
@@ -108,18 +112,23 @@ class TermDenseScorer:
         wanted = list(dict.fromkeys(s for t in content_terms(question) for s in (stems(t) or [t])))
         if not wanted:
             return [0.0] * len(texts)
-        bags = [stems(t) for t in texts]
-        n = len(bags)
-        avg = sum(len(b) for b in bags) / n or 1.0
-        df = {w: sum(1 for b in bags if w in b) for w in wanted}
-        idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in wanted}
-        raw = []
-        for bag in bags:
+        wanted_set = set(wanted)
+        lengths, held = [], []  # each text's length in words, and the counts of the question's terms in it
+        for t in texts:
+            bag = stems(t)
+            lengths.append(len(bag))
             counts: dict[str, int] = {}
             for w in bag:
-                if w in idf:
+                if w in wanted_set:
                     counts[w] = counts.get(w, 0) + 1
-            norm = self.K1 * (1 - self.B + self.B * len(bag) / avg)
+            held.append(counts)
+        n = len(texts)
+        avg = sum(lengths) / n or 1.0
+        df = {w: sum(1 for c in held if w in c) for w in wanted}
+        idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in wanted}
+        raw = []
+        for length, counts in zip(lengths, held):
+            norm = self.K1 * (1 - self.B + self.B * length / avg)
             raw.append(sum(idf[w] * c * (self.K1 + 1) / (c + norm) for w, c in counts.items()))
         top = max(raw) or 1.0
         return [r / top for r in raw]
@@ -183,7 +192,10 @@ class _Sentence:
     FLOWS"): the scorer reads it with the sentence, which often does not name its own subject."""
 
     def scored_text(self) -> str:
-        return f"{self.heading}\n{self.text}" if self.heading else self.text
+        """What the scorer reads: the heading (up to ``HEADING_CHARS``) and the sentence, together at
+        most ``PAIR_CHARS`` (~128 word pieces: a cross-encoder's time grows with the pair's length)."""
+        text = f"{self.heading[:HEADING_CHARS]}\n{self.text}" if self.heading else self.text
+        return text[:PAIR_CHARS]
 
 
 _CLAUSE = re.compile(r";\s*|(?<=[.?!])\s+(?=[\"“(]?[A-Z])")
@@ -237,14 +249,16 @@ def within(corpus, question: str, doc_id: str) -> str:
     return out if content_terms(out) else question
 
 
-def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: bool = False) -> list[tuple[object, float]]:
+def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: bool = False,
+                     holding: set | None = None) -> list[tuple[object, float]]:
     """A document's ``chunks`` (Chunk objects), best first, each with its similarity to the question
     (``Corpus.rank_chunks``: in [0, 1]). The order is the RRF of that similarity's order and BM25 among
     the document's own chunks — a term rare within the document ("employees" in a 10-K that names its
     company on every page) weighs most — so that the chunk holding the figure asked about comes up
     even when its embedding is no closer to the question than a hundred others. ``rerank``: that
     similarity's first chunks re-ordered by the cross-encoder where the corpus re-ranks a document's
-    chunks (``Corpus.rank_chunks``)."""
+    chunks (``Corpus.rank_chunks``). ``holding``: a set given is filled with the ids of the chunks
+    that hold a term of the question (as the document reads it: :func:`within`)."""
     from c1.agent.fusion import rrf
 
     if not chunks:
@@ -255,6 +269,8 @@ def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: b
     similarity = {c.id: s for c, s in dense}
     terms = TermDenseScorer().terms(within(corpus, question, chunks[0].doc_id), [c.text for c in chunks])
     lexical = [chunks[i].id for i in sorted(range(len(chunks)), key=lambda i: -terms[i]) if terms[i] > 0]
+    if holding is not None:
+        holding.update(lexical)
     by_id = {c.id: c for c in chunks}
     return [(by_id[cid], similarity[cid]) for cid, _ in rrf([[c.id for c, _ in dense], lexical])]
 
@@ -269,10 +285,6 @@ def by_page(ranked: list[tuple[object, float]]) -> list[tuple[object, float]]:
     return [item for group in groups.values() for item in group]
 
 
-def _rank_chunks(corpus, question: str, doc_id: str, vector) -> list:
-    return [c for c, _ in rank_in_document(corpus, question, corpus.doc_chunks(doc_id), vector)]
-
-
 def page_of(doc, chunk, offset: int) -> int | None:
     """The page holding character ``offset`` of the document: from where its pages start (recorded at
     indexing), else the page of the chunk's first character."""
@@ -281,6 +293,12 @@ def page_of(doc, chunk, offset: int) -> int | None:
         i = bisect.bisect_right([s for s, _ in starts], offset) - 1
         return starts[max(0, i)][1]
     return chunk.page
+
+
+@functools.lru_cache(maxsize=4096)
+def _units(text: str) -> tuple[sx.Unit, ...]:
+    """A chunk's units (cached: a long document's chunks are split again for every question about it)."""
+    return tuple(sx.split(text))
 
 
 def evidence_units(text: str) -> list[sx.Unit]:
@@ -292,14 +310,20 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
            scorer: Scorer | None = None, count: Callable[[str], int] | None = None,
            chunks: tuple[int, int] = CHUNKS, per_doc: tuple[int, int] = PER_DOC, keep: float = KEEP,
            window: int = WINDOW_CHARS, shortlist: tuple[int, int] = SHORTLIST,
-           weights: dict[str, float] | None = None, per_page: int = PER_PAGE) -> dict[str, list[Passage]]:
+           weights: dict[str, float] | None = None, per_page: int = PER_PAGE,
+           lead_chunks: tuple[int, int] = LEAD_CHUNKS,
+           seen: dict[str, list[str]] | None = None) -> dict[str, list[Passage]]:
     """Each document's passages, best first, all of them together within ``budget`` tokens (0: none).
 
     A document's readable sentences (those of its opened chunks) are ranked by their terms among
     themselves; its ``shortlist`` best, and those of its lead chunks, are scored by ``scorer``; the best
     sentences of all the documents, in order, each
     become a passage, grown by the neighbouring sentences that score at least ``keep`` of it (the
-    better neighbour first) up to ``window`` characters."""
+    better neighbour first) up to ``window`` characters.
+
+    ``seen``: a document's chunks the search already found for the question (their ids), best first:
+    a document after the first opens its best chunks among those alone (ranking the 400 chunks of a
+    filing to open two took longer than its passages), the first document all of its own."""
     out: dict[str, list[Passage]] = {d: [] for d in doc_ids}
     if budget <= 0 or not doc_ids:
         return out
@@ -314,12 +338,16 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
         seen: set[tuple[int, int]] = set()
         mine: list[_Sentence] = []
         lead: list[_Sentence] = []
-        opened = _rank_chunks(corpus, question, doc_id, vector)[: chunks[0] if rank == 0 else chunks[1]]
+        pool = corpus.chunks(seen[doc_id]) if rank and seen and seen.get(doc_id) else corpus.doc_chunks(doc_id)
+        holding: set[str] = set()
+        opened = [c for c, _ in rank_in_document(corpus, question, pool, vector, holding=holding)][: chunks[0] if rank == 0 else chunks[1]]
         for place, chunk in enumerate(opened):
+            if place >= lead_chunks[0 if rank == 0 else 1] and chunk.id not in holding and len(pool) > 1:
+                continue  # none of its sentences holds a term of the question: none is shortlisted
             chunk_of[chunk.id] = chunk
             units = units_of[chunk.id] = []
             heading = ""
-            for u in sx.split(chunk.text):
+            for u in _units(chunk.text):
                 if u.kind == "heading":
                     heading = sx.readable(u.text(chunk.text))
                 if u.kind not in sx.READABLE:
@@ -330,7 +358,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
                 if span not in seen and len(sent.text.split()) >= 3:
                     seen.add(span)
                     mine.append(sent)
-                    if place < LEAD_CHUNKS[0 if rank == 0 else 1]:
+                    if place < lead_chunks[0 if rank == 0 else 1]:
                         lead.append(sent)
         if not mine:
             continue
@@ -403,7 +431,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
 
 def _shown(chunk, sent: _Sentence) -> str:
     """A sentence of a chunk as a person reads it: a table row with its column names, else without markup."""
-    units = sx.split(chunk.text)
+    units = list(_units(chunk.text))
     for i, u in enumerate(units):
         if chunk.start + u.start == sent.start and u.kind == "row":
             return sx.row_with_header(chunk.text, units, i)
@@ -491,7 +519,8 @@ def attach(corpus, question: str, documents: list[dict], budget: int, scorer: Sc
         return
     scorer = scorer or make_scorer(corpus)
     chosen = choose(corpus, question, [d["id"] for d in documents], budget, scorer,
-                    weights={d["id"]: d.get("score") or 0.0 for d in documents})
+                    weights={d["id"]: d.get("score") or 0.0 for d in documents},
+                    seen={d["id"]: [c["id"] for c in d.get("chunks") or [] if c.get("id")] for d in documents})
     for d in documents:
         got = chosen.get(d["id"], [])
         d["passages"] = [p.to_json() for p in got]
