@@ -43,6 +43,10 @@ CHUNKS = (400, 2)
 """Chunks opened for the first document (all of a 200-page filing), and for each of the others."""
 LEAD_CHUNKS = (2, 0)
 """Of those, the best chunks (by ``rank_in_document``) whose every sentence is scored."""
+NEAR_CHUNKS = (1, 0)
+"""The chunks nearest the question by their stored vectors alone (no new embedding) whose every
+sentence is scored too: a clause that shares no word with the question ("cap on liability" for a
+question on limits of damages) reaches the scorer."""
 PER_DOC = (5, 1)
 """Passages kept for the first document, and for each of the others."""
 KEEP = 0.5
@@ -250,7 +254,7 @@ def within(corpus, question: str, doc_id: str) -> str:
 
 
 def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: bool = False,
-                     holding: set | None = None) -> list[tuple[object, float]]:
+                     holding: set | None = None, nearest: list | None = None) -> list[tuple[object, float]]:
     """A document's ``chunks`` (Chunk objects), best first, each with its similarity to the question
     (``Corpus.rank_chunks``: in [0, 1]). The order is the RRF of that similarity's order and BM25 among
     the document's own chunks — a term rare within the document ("employees" in a 10-K that names its
@@ -258,7 +262,9 @@ def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: b
     even when its embedding is no closer to the question than a hundred others. ``rerank``: that
     similarity's first chunks re-ordered by the cross-encoder where the corpus re-ranks a document's
     chunks (``Corpus.rank_chunks``). ``holding``: a set given is filled with the ids of the chunks
-    that hold a term of the question (as the document reads it: :func:`within`)."""
+    that hold a term of the question (as the document reads it: :func:`within`); ``nearest``: a list
+    given gets the chunks' ids in the order of their similarity alone (the stored vectors: a chunk
+    that shares no word with the question can still be near it)."""
     from c1.agent.fusion import rrf
 
     if not chunks:
@@ -267,6 +273,8 @@ def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: b
     if len(chunks) == 1:
         return dense
     similarity = {c.id: s for c, s in dense}
+    if nearest is not None:
+        nearest.extend(c.id for c, _ in dense)
     terms = TermDenseScorer().terms(within(corpus, question, chunks[0].doc_id), [c.text for c in chunks])
     lexical = [chunks[i].id for i in sorted(range(len(chunks)), key=lambda i: -terms[i]) if terms[i] > 0]
     if holding is not None:
@@ -312,7 +320,8 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
            window: int = WINDOW_CHARS, shortlist: tuple[int, int] = SHORTLIST,
            weights: dict[str, float] | None = None, per_page: int = PER_PAGE,
            lead_chunks: tuple[int, int] = LEAD_CHUNKS,
-           seen: dict[str, list[str]] | None = None) -> dict[str, list[Passage]]:
+           seen: dict[str, list[str]] | None = None,
+           near_chunks: tuple[int, int] = NEAR_CHUNKS) -> dict[str, list[Passage]]:
     """Each document's passages, best first, all of them together within ``budget`` tokens (0: none).
 
     A document's readable sentences (those of its opened chunks) are ranked by their terms among
@@ -340,9 +349,12 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
         lead: list[_Sentence] = []
         pool = corpus.chunks(seen[doc_id]) if rank and seen and seen.get(doc_id) else corpus.doc_chunks(doc_id)
         holding: set[str] = set()
-        opened = [c for c, _ in rank_in_document(corpus, question, pool, vector, holding=holding)][: chunks[0] if rank == 0 else chunks[1]]
+        nearest: list[str] = []
+        opened = [c for c, _ in rank_in_document(corpus, question, pool, vector, holding=holding, nearest=nearest)][: chunks[0] if rank == 0 else chunks[1]]
+        near = set(nearest[: near_chunks[0] if rank == 0 else near_chunks[1]])
         for place, chunk in enumerate(opened):
-            if place >= lead_chunks[0 if rank == 0 else 1] and chunk.id not in holding and len(pool) > 1:
+            is_lead = place < lead_chunks[0 if rank == 0 else 1] or chunk.id in near
+            if not is_lead and chunk.id not in holding and len(pool) > 1:
                 continue  # none of its sentences holds a term of the question: none is shortlisted
             chunk_of[chunk.id] = chunk
             units = units_of[chunk.id] = []
@@ -358,7 +370,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
                 if span not in seen and len(sent.text.split()) >= 3:
                     seen.add(span)
                     mine.append(sent)
-                    if place < lead_chunks[0 if rank == 0 else 1]:
+                    if is_lead:
                         lead.append(sent)
         if not mine:
             continue
