@@ -246,12 +246,16 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
                 print(f"scorer {kind}: not available here ({exc})", file=sys.stderr)
                 continue
             confidence = {d["id"]: d.get("score") or 0.0 for d in docs}
+            seen = {"builtin": {d["id"]: [c["id"] for c in d["chunks"]] for d in docs}, "hybrid": {}}
+            for c in corpus.chunks(row["hybrid"]):  # what one hybrid search found of each document
+                seen["hybrid"].setdefault(c.doc_id, []).append(c.id)
             for system, ids in (("builtin", [d["id"] for d in docs]), ("hybrid", row["hybrid_docs"])):
                 if system not in systems:
                     continue
                 t = time.perf_counter()
                 chosen = P.choose(corpus, q["question"], ids, budget, scorer,
-                                  weights=confidence if system == "builtin" else None, **options)
+                                  weights=confidence if system == "builtin" else None,
+                                  seen=seen[system], **options)
                 seconds = time.perf_counter() - t
                 handed = [{"path": corpus.doc(d).path, "meta": corpus.doc(d).meta,
                            "spans": [(p.start, p.end, p.page, p.text) for p in chosen[d]]} for d in ids]

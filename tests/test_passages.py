@@ -203,3 +203,76 @@ def test_read_document_gives_the_page_that_holds_the_figure_first(coke):
         assert len(chosen) <= 5 and holding and holding[0].page == 11, "the figure is among the passages, on its page"
     finally:
         corpus.close()
+
+
+def test_inside_a_document_the_question_leaves_out_the_clause_that_names_it(legal):
+    """Issue 19: "Consider UALR's Non-Disclosure Agreement; Does the document require ... Confidential
+    Information ...?" was read inside the NDA as "Consider ; Does the document require that all be
+    expressly identified ...": the clause's own terms went with the names of the document."""
+    from c1.agent.passages import within
+
+    corpus = _open(legal)
+    try:
+        nda = next(d for d in corpus.store.manifest.all_docs() if "UALR" in d.path)
+        assert nda.n_chunks > 1
+        asked = ("Consider UALR's Non-Disclosure Agreement; Does the document require that all Confidential "
+                 "Information be expressly identified by the Disclosing Party?")
+        assert within(corpus, asked, nda.doc_id) == ("Does the document require that all Confidential Information "
+                                                     "be expressly identified by the Disclosing Party?")
+        plain = "Does the document require that all Confidential Information be expressly identified?"
+        assert within(corpus, plain, nda.doc_id) == plain, "a question that does not name the document stays whole"
+        chosen = choose(corpus, asked, [nda.doc_id])[nda.doc_id]
+        assert chosen and any("identif" in p.text.lower() or "mark" in p.text.lower() for p in chosen[:3])
+    finally:
+        corpus.close()
+
+
+def test_a_filings_passages_span_its_pages(coke):
+    """At most two passages of a document come from one page (PER_PAGE): a 10-K's best five reach
+    at least three of its pages, and the page holding the figure is still among them."""
+    from collections import Counter
+
+    from c1.agent.passages import PER_PAGE
+
+    corpus = _open(coke)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        chosen = choose(corpus, EMPLOYEES, [doc.doc_id])[doc.doc_id]
+        pages = Counter(p.page for p in chosen)
+        assert len(chosen) == 5 and max(pages.values()) <= PER_PAGE and len(pages) >= 3
+        assert any("61,800" in p.text and p.page == 11 for p in chosen)
+        crowded = choose(corpus, EMPLOYEES, [doc.doc_id], per_page=5)[doc.doc_id]
+        assert len(crowded) == 5
+    finally:
+        corpus.close()
+
+
+def test_a_short_paragraph_gets_its_supporting_sentence(new_c1_env):
+    """HotpotQA's one-chunk paragraphs (real dev records): the question is read whole inside them and
+    the supporting paragraph's passage holds its supporting sentence."""
+    shared = shared_data_dir()
+    source = shared / "hotpotqa" / "hotpotqa_dev_distractor_200.jsonl"
+    if not source.is_file():
+        pytest.skip(f"shared test data not found at {source}")
+    record = json.loads(source.read_text().splitlines()[0])
+    env = new_c1_env("hotpot_passages")
+    corpus_dir = env.root / "corpus"
+    corpus_dir.mkdir()
+    with open(corpus_dir / "paragraphs.jsonl", "w") as f:
+        for title, sentences in record["context"]:
+            f.write(json.dumps({"id": title, "title": title, "text": "".join(sentences)}) + "\n")
+    done = env.run("index", corpus_dir, "--quiet")
+    assert done.rc == 0, done.stderr
+    from c1.agent.passages import within
+
+    corpus = _open(env)
+    try:
+        docs = {d.title: d for d in corpus.store.manifest.all_docs()}
+        title, n = record["supporting_facts"][1]  # ("Neil Peart", 1): the Hall of Fame sentence
+        doc = docs[title]
+        assert doc.n_chunks == 1 and within(corpus, record["question"], doc.doc_id) == record["question"]
+        wanted = dict(record["context"])[title][n].strip()
+        chosen = choose(corpus, record["question"], [doc.doc_id])[doc.doc_id]
+        assert chosen and wanted in chosen[0].text
+    finally:
+        corpus.close()

@@ -82,3 +82,52 @@ def test_enumerated_clauses_and_signature_blocks():
                                 "(b) Any action may be brought in Delaware."]
     block = "LICENSOR: ACME LLC\nBy: /s/ Jeffrey D. Fox\nName: Jeffrey D. Fox\nTitle: Managing Director"
     assert [k for k, _ in _units(block)][1:] == ["meta", "meta", "meta"]
+
+
+def test_a_mails_long_to_and_cc_lists_are_header_not_sentences():
+    """Issue 19: a real Enron mail to ~60 people, as the mail loader gives it (one To: line of 780
+    characters, its Cc: list wrapped), was read as prose: its addresses became justifications."""
+    from c1.corpus.loaders.mail import mail_document
+    from conftest import shared_data_dir
+
+    import pytest
+
+    path = shared_data_dir() / "enron" / "maildir" / "beck-s" / "inbox" / "325."
+    if not path.is_file():
+        pytest.skip(f"shared test data not found at {path}")
+    text = mail_document(path.read_bytes(), key=str(path), path=str(path)).text
+    units = split(text)
+    to = next(u for u in units if text[u.start : u.end].startswith("To:"))
+    assert to.kind == "meta" and to.end - to.start > 300
+    readable_units = [text[u.start : u.end] for u in units if u.kind in ("text", "item", "row")]
+    assert readable_units, "the body is still read"
+    assert not [t for t in readable_units if "@" in t and t.count(",") >= 2], "no address list is a sentence"
+    folded = "To:\tBrad Banky <bbanky@txues.com>, David Rosenberg <d.rosenberg@enron.com>,\n\tGeorge Gero <g@prusec.com>\ncc:\nSubject: Gas\n\nThe deal closed today."
+    assert [k for k, _ in _units(folded)] == ["meta", "meta", "meta", "meta", "text"]
+
+
+def test_reply_introductions_and_contact_signatures_are_never_read():
+    """Issue 19: real Enron mails. "On Tuesday, November 16, 1999 8:28 AM, Jeff Dasovich\\n
+    [SMTP:jdasovic@enron.com] wrote:" (wrapped), "> Vince.J.Kaminski@enron.com wrote:", and a signature
+    block of name, street, telephone and mail address ending a message were readable units: the
+    sentences a justification is taken from."""
+    from c1.corpus.loaders.mail import mail_document
+    from conftest import shared_data_dir
+
+    import pytest
+
+    root = shared_data_dir() / "enron" / "maildir"
+    files = {"dasovich-j/mba_program/21.": "jdasovic@enron.com", "kaminski-v/discussion_threads/5096.": "wrote:",
+             "kitchen-l/_americas/netco_legal/22.": "mary.cook@enron.com"}
+    for name, unwanted in files.items():
+        path = root / name
+        if not path.is_file():
+            pytest.skip(f"shared test data not found at {path}")
+        text = mail_document(path.read_bytes(), key=str(path), path=str(path)).text
+        read = [text[u.start : u.end] for u in split(text) if u.kind in ("text", "item", "row")]
+        assert read, f"{name}: the body is still read"
+        assert not [t for t in read if unwanted in t or t.rstrip().endswith("wrote:")], name
+        assert not [t for t in read if "(713) 646-3393" in t or t.startswith("On Tuesday, November 16")], name
+    got = _units("Thanks for the draft; I sent it to legal.\n\nJane Roe\nEnron North America\n(713) 853-1234\njane.roe@enron.com")
+    assert [k for k, _ in got] == ["text", "social", "social", "social", "social"]
+    assert _units("Please send your comments to jane.roe@enron.com by Friday.")[0][0] == "text"

@@ -46,17 +46,25 @@ _MARKER = re.compile(r"^\s*(?:[-*•‣◦▪–]\s+|(?:\d{1,3}(?:\.\d{1,3})+\.?
                      r"\(?[ivxlcIVXLC]{1,6}[.)]|\([a-zA-Z0-9]{1,4}\))\s+)")
 """The start of a list item: a bullet, or an enumerator ``1.``, ``2)``, ``(a)``, ``iv.``."""
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
-_META = re.compile(r"^[ \t>]*(?:[A-Z][A-Za-z-]{0,24}(?: [A-Za-z-]{1,20})?):(?:\s|$)")
+_META = re.compile(r"^[ \t>]*(?:[A-Za-z][A-Za-z-]{0,24}(?: [A-Za-z-]{1,20})?):(?:\s|$)")
 _META_NAMES = frozenset("from to cc bcc sent date subject reply-to x-from x-to x-cc x-bcc x-folder x-origin "
                         "x-filename message-id mime-version content-type content-transfer-encoding importance "
                         "attachments re fw fwd by name title its attn attention address phone tel fax email e-mail "
                         "signature signed".split())
 """Header fields of mail, and the fields of a form or a signature block ("By:", "Name:", "Title:")."""
+_ADDRESS_FIELDS = frozenset("from to cc bcc reply-to x-from x-to x-cc x-bcc".split())
+"""Header fields that list people: as long as the list is (a mail to 60 people has a 5,000-character To: line)."""
+_ADDRESS = re.compile(r"[^\s@<>,;]+@[^\s@<>,;]+|</?O=[^>]*>")
 _RULE = re.compile(r"^[\s\W_]*(?:-{3,}|_{3,}|={3,}|\*{3,}|~{3,})|-----\s*original message|forwarded by", re.I)
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|dear|greetings|good (?:morning|afternoon|evening))\b[^.!?]{0,40}[,!:]?\s*$",
                        re.I)
 _SIGNOFF = re.compile(r"^\s*(?:thanks|thank you|many thanks|regards|best|best regards|kind regards|warm regards|"
                       r"cheers|sincerely|yours(?: truly| sincerely)?|love|talk soon|ciao)\b[^.!?]{0,30}[,!.]?\s*$", re.I)
+_WROTE = re.compile(r"^[\s>]*(?:on\b.{0,200}?|\S.{0,120}?)\bwrote:\s*$", re.I)
+"""The line that introduces a quoted reply: "On Tue, Nov 16, 1999, Jeff Dasovich <jdasovic@enron.com> wrote:"."""
+_PHONE = re.compile(r"(?:\+?\d{1,3}[\s.-]?)?\(?\d{3}\)?[\s.-]?\d{3}[\s.-]\d{4}\b")
+CONTACT_LINE = 80
+"""A line this short holding a mail address or a telephone number, and no sentence end, is a signature's."""
 _CELLS = re.compile(r"\s\|\s|\t|\|$|^\|")
 _NUMBERS_ROW = re.compile(r"^\D{2,}?(?:\.{3,}|\s{2,}|\s)\(?[$€£]?\s?[\d,.]+\)?%?(?:\s+\(?[$€£]?\s?[\d,.]+\)?%?)+\s*$")
 """A label followed by two or more figures: a row of a financial table as PDF text gives it."""
@@ -95,7 +103,10 @@ def line_kind(line: str) -> str:
     if _RULE.search(s):
         return "rule"
     m = _META.match(line)
-    if m and m.group(0).strip(" \t>:").lower() in _META_NAMES and len(s) <= 300:
+    if len(s) <= 300 and _WROTE.match(s):
+        return "meta"
+    name = m.group(0).strip(" \t>:").lower() if m else ""
+    if name in _META_NAMES and (len(s) <= 300 or name in _ADDRESS_FIELDS):
         return "meta"
     if _CELLS.search(line) and s.count("|") + line.count("\t") >= 1 and not _END.search(s + " "):
         return "row"
@@ -103,11 +114,42 @@ def line_kind(line: str) -> str:
         return "row"
     if _NUMBERS_ROW.match(s) and len(s) <= 200:
         return "row"
-    if _GREETING.match(s) or _SIGNOFF.match(s):
+    if _GREETING.match(s) or _SIGNOFF.match(s) or _contact(s):
         return "social"
     if _MARKER.match(line):
         return "item"
     return "text"
+
+
+def _contact(s: str) -> bool:
+    """A signature's contact line: short, a mail address or a telephone number in it, no sentence end."""
+    return (len(s) <= CONTACT_LINE and bool(_ADDRESS.search(s) or _PHONE.search(s)) and len(s.split()) <= 8
+            and not _END.search(s + " "))
+
+
+def _signature_blocks(text: str, lines: list[tuple[int, int]], kinds: list[str]) -> None:
+    """A paragraph of short lines with a contact line among them (name, title, street, telephone,
+    address) is a signature, every line of it; and the line before "... wrote:" that begins "On ..."
+    (the reply's introduction, wrapped) is header. In place, on ``kinds``."""
+    i = 0
+    while i < len(lines):
+        if kinds[i] == "blank":
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and kinds[j] != "blank":
+            j += 1
+        block = [text[a:b].strip() for a, b in lines[i:j]]
+        own = [(b, kinds[k]) for k, b in zip(range(i, j), block)]
+        if (any(kind == "social" and _contact(b) for b, kind in own)
+                and all(len(b) <= CONTACT_LINE and not _END.search(b + " ") for b, kind in own if kind in ("text", "item"))):
+            for k in range(i, j):
+                if kinds[k] in ("text", "item"):
+                    kinds[k] = "social"
+        for k in range(i + 1, j):
+            if kinds[k] == "meta" and _WROTE.match(block[k - i]) and re.match(r"[\s>]*on\b", block[k - i - 1], re.I):
+                kinds[k - 1] = "meta"
+        i = j
 
 
 def split(text: str) -> list[Unit]:
@@ -115,6 +157,7 @@ def split(text: str) -> list[Unit]:
     units: list[Unit] = []
     lines = line_spans(text)
     kinds = [line_kind(text[a:b]) for a, b in lines]
+    _signature_blocks(text, lines, kinds)
     block: list[int] | None = None  # [start, end] of the run of lines being joined
     block_kind = ""
     in_meta = after_signoff = False
@@ -133,7 +176,8 @@ def split(text: str) -> list[Unit]:
             flush()
             in_meta = after_signoff = False
             continue
-        if in_meta and kind in ("text", "item") and not _END.search(s + " ") and len(s) <= 300:
+        if in_meta and (kind in ("text", "item", "row") or kind == "social" and _contact(s)) and (
+                (not _END.search(s + " ") and len(s) <= 300) or _addresses(s)):
             kind = "meta"  # a wrapped header value (more addresses)
         in_meta = kind == "meta"
         if after_signoff and kind == "text" and len(s.split()) <= 4 and not _END.search(s + " "):
@@ -155,6 +199,12 @@ def split(text: str) -> list[Unit]:
             units.append(Unit(start + _lead(line), end - _trail(line), kind))
     flush()
     return [u for u in units if u.end > u.start]
+
+
+def _addresses(line: str) -> bool:
+    """A line that lists mail addresses: one at least for every two commas."""
+    found = len(_ADDRESS.findall(line))
+    return found > 0 and found >= (line.count(",") + line.count(";")) / 2
 
 
 def _lead(line: str) -> int:
