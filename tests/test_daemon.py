@@ -392,8 +392,12 @@ def test_a_request_imports_nothing_until_the_warm_up_has_imported(tmp_path, monk
     monkeypatch.setattr(server.Resident, "_import", slow_import)
     monkeypatch.setattr(server.Resident, "embedder", lambda self, settings: None)  # no session: not the point
     dispatched = []
-    monkeypatch.setattr(server.Resident, "_dispatch",
-                        lambda self, request, send: (dispatched.append(request["op"]), send({"type": "rows", "rows": []})))
+
+    def dispatch(self, request, send):
+        dispatched.append(request["op"])
+        send({"type": "rows", "rows": []})
+
+    monkeypatch.setattr(server.Resident, "_dispatch", dispatch)
     listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     path = tmp_path / "s"
     listening.bind(str(path))

@@ -236,7 +236,8 @@ def test_a_reader_process_that_dies_leaves_its_files_to_the_indexer(pdf_folder, 
 
 def _signals(pid: int) -> tuple[int, int]:
     """(blocked, ignored) signal masks of a process."""
-    status = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line)
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    status = dict(line.split(":\t", 1) for line in lines if ":\t" in line)
     return int(status["SigBlk"], 16), int(status["SigIgn"], 16)
 
 
