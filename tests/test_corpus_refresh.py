@@ -48,3 +48,34 @@ def test_refresh_closes_the_store_it_replaces_once_no_call_reads_it(c1_home, run
 
 def _doc_ids(corpus):
     return [d for d, in corpus.store.manifest.db.execute("SELECT doc_id FROM docs")]
+
+
+def test_a_keyword_commit_reuses_the_vector_store_and_its_search_finds_the_new_file(c1_home, run_c1, tmp_path):
+    """While `c1 index` writes keywords (manifest and lexical index; the Chroma store untouched), a refresh
+    keeps its Chroma client (no new client, no HNSW index read again) and still finds the newly committed
+    file; once vectors are written, the Chroma store changed: a new client, which finds the new file by vector."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Ridge survey\n\nThe ridge survey is due on Friday.\n")
+    assert run_c1("index", docs, "--quiet").rc == 0
+    corpus = Corpus(Settings(home=c1_home))
+    try:
+        first = corpus.store
+        vectors = first.vectors
+        (docs / "b.md").write_text("# Boiler\n\nThe boiler was serviced in March by the caretaker.\n")
+        assert run_c1("index", docs, "--quiet", "--keywords-only").rc == 0
+        assert corpus.refresh() is True and corpus.store is not first
+        assert corpus.store.vectors is vectors, "only keywords changed: the same Chroma client"
+        assert _closed(first) and corpus.store.vectors.count() >= 1, "the old store closed, its vectors kept open"
+        hits = [chunk for chunk, _ in corpus.bm25("boiler serviced caretaker", 3)]
+        assert hits and corpus.chunks(hits[:1])[0].text.count("boiler"), "the new file is found at once"
+        assert corpus.embedding and corpus.embedding["embedded"] == 1  # its chunk has no vector yet: said
+
+        assert run_c1("index", docs, "--quiet").rc == 0  # embeds b.md: the Chroma store changes
+        assert corpus.refresh() is True
+        assert corpus.store.vectors is not vectors, "vectors written: a new client"
+        assert corpus.embedding is None
+        near = corpus.dense(corpus.embed_query("boiler serviced caretaker"), 1)
+        assert near and "boiler" in corpus.chunks([near[0][0]])[0].text.lower()
+    finally:
+        corpus.close()

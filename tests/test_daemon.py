@@ -374,3 +374,89 @@ def test_a_search_through_the_resident_process_imports_only_the_round_trip(home)
     assert sorted(n for n in names if n.startswith(("c1.agent.", "c1.corpus."))) == ["c1.agent.result"]
     bad = c1(home, "search", QUESTIONS[0], "-k", "0")
     assert bad.rc == 2 and "-k" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_request_imports_nothing_until_the_warm_up_has_imported(tmp_path, monkeypatch):
+    """Two threads importing numpy (chromadb) at once can fail with 'partially initialized module': the
+    first request, sent while the warm-up thread imports, waits for those imports before its own."""
+    import threading
+
+    from c1.daemon import protocol, server
+
+    importing, release = threading.Event(), threading.Event()
+
+    def slow_import(self):
+        importing.set()
+        release.wait(30)
+
+    monkeypatch.setattr(server.Resident, "_import", slow_import)
+    monkeypatch.setattr(server.Resident, "embedder", lambda self, settings: None)  # no session: not the point
+    dispatched = []
+
+    def dispatch(self, request, send):
+        dispatched.append(request["op"])
+        send({"type": "rows", "rows": []})
+
+    monkeypatch.setattr(server.Resident, "_dispatch", dispatch)
+    listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    path = tmp_path / "s"
+    listening.bind(str(path))
+    resident = server.Resident(str(tmp_path), 60, listening, path)
+    threading.Thread(target=resident._warm, daemon=True).start()
+    assert importing.wait(10)
+    ours, theirs = socket.socketpair()
+    handler = threading.Thread(target=resident._handle, args=(theirs,), daemon=True)
+    ours.sendall(protocol.dumps({"op": "status", "build": protocol.build_id(), "home": str(tmp_path),
+                                 "settings": {}, "names": []}))
+    handler.start()
+    handler.join(0.5)
+    assert handler.is_alive() and dispatched == [], "the request ran while the warm-up was importing"
+    release.set()
+    handler.join(10)
+    assert dispatched == ["status"]
+    assert protocol.loads(ours.makefile("rb").readline())["type"] == "rows"
+    ours.close()
+    listening.close()
+
+
+def test_a_search_and_a_status_sent_the_moment_it_listens_are_answered(home):
+    """Repeated: a fresh resident process, a search and a status sent as soon as its socket exists (while
+    its warm-up thread imports); both answered, nothing failed in its log."""
+    import threading
+
+    from c1.daemon import protocol
+
+    stop(home.env)
+    settings = settings_of(home.env)
+    real = protocol.real_home(Path(home.env["C1_HOME"]))
+    path = socket_path(home.env)
+    for attempt in range(3):
+        log = home.root / f"race{attempt}.log"
+        with open(log, "w") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "c1.daemon", "--home", real, "--idle", "60"],
+                                    env={**home.env, **ON}, stderr=err)
+        deadline = time.monotonic() + 60
+        while not path.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.002)
+        last: dict = {}
+
+        def ask(request: dict, key: str) -> None:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.connect(str(path))
+                s.sendall(protocol.dumps({**request, "build": protocol.build_id(), "home": real}))
+                for line in s.makefile("rb"):
+                    last[key] = protocol.loads(line)
+
+        threads = [threading.Thread(target=ask, args=(r, k)) for k, r in (
+            ("search", {"op": "search", "settings": protocol.settings_to_json(settings), "query": QUESTIONS[0]}),
+            ("status", {"op": "status", "settings": protocol.settings_to_json(settings), "names": ["default"]}))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        stop(home.env)
+        proc.wait(30)
+        assert last["search"]["type"] == "result" and last["search"]["result"]["documents"], last
+        assert last["status"]["type"] == "rows" and "error" not in last["status"]["rows"][0], last
+        assert "failed" not in log.read_text(), log.read_text()

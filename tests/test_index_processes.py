@@ -232,3 +232,46 @@ def test_a_reader_process_that_dies_leaves_its_files_to_the_indexer(pdf_folder, 
     one = new_c1_env("one-reader")
     assert one.run("index", pdf_folder, "--keywords-only", "--quiet", env={"C1_READERS": "0"}).rc == 0
     assert stored(c1_home) == stored(one.home)
+
+
+def _signals(pid: int) -> tuple[int, int]:
+    """(blocked, ignored) signal masks of a process."""
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    status = dict(line.split(":\t", 1) for line in lines if ":\t" in line)
+    return int(status["SigBlk"], 16), int(status["SigIgn"], 16)
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_while_the_reader_processes_start_prints_no_traceback(pdf_folder, c1_home):
+    """A terminal's Ctrl-C reaches the whole process group, maybe while a reader process is still starting
+    (importing, before its initializer ran): it is blocked there from the first instruction, so no reader
+    prints a KeyboardInterrupt traceback; the indexer stops as on any Ctrl-C (exit 130)."""
+    import subprocess
+
+    from conftest import c1_argv
+
+    bit = 1 << (signal.SIGINT - 1)
+    proc = subprocess.Popen(c1_argv("index", pdf_folder, "--quiet", "--keywords-only"),
+                            env={**os.environ, "C1_READERS": "2"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        seen: dict[int, tuple[int, int]] = {}
+        while not seen and time.monotonic() < deadline and proc.poll() is None:
+            for pid in children_of(proc.pid):
+                try:
+                    if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                        seen[pid] = _signals(pid)
+                except OSError:
+                    pass
+        assert seen, "a reader process started"
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: at once, while it starts
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    for pid, (blocked, ignored) in seen.items():
+        assert (blocked | ignored) & bit, f"reader {pid} could take SIGINT while it started"
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert proc.returncode in (130, 0), err  # 0: it finished before the signal came (a fast machine)

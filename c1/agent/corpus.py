@@ -127,10 +127,12 @@ class Corpus:
         self._open()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="c1-search")
 
-    def _open(self) -> None:
+    def _open(self, vectors=None) -> None:
         from c1.corpus.indexer import open_store
 
-        store = open_store(self.settings, self.embedder, create=False)
+        mark = _vector_mark(self.settings)  # before the store is read: a write after it changes the mark
+        store = open_store(self.settings, self.embedder, create=False, vectors=vectors)
+        self._vectors_mark = None if store.readonly else mark
         counts = store.manifest.counts()
         if counts["chunks"] == 0:
             store.close()
@@ -185,17 +187,25 @@ class Corpus:
                 if self.embedding is not None:
                     self._embedding_state()  # how far embedding is, between two reopenings
                 return False
-            from c1.corpus.vectors import fresh_clients
-
-            fresh_clients()
-            if self._own_embedder:  # `c1 index --rebuild` may have changed the collection's embedder
-                from c1.corpus.embedders import builtin_for
-
-                if not self.settings.embed_url and builtin_for(self.settings) != self.embedder.name:
-                    self.embedder = embedder_for(self.settings)
-                    self._qcache.clear()
             old = self.store
-            self._open()
+            kept = None
+            if same_file and self._vectors_mark is not None and _vector_mark(self.settings) == self._vectors_mark:
+                kept = old.vectors  # only the manifest and the lexical index changed (the keyword phase of
+                # `c1 index`): no new Chroma client, no HNSW index read again; what this client holds is what
+                # a fresh one would read. An embedder change (--rebuild) writes vectors: not this path.
+            else:
+                from c1.corpus.vectors import fresh_clients
+
+                fresh_clients()
+                if self._own_embedder:  # `c1 index --rebuild` may have changed the collection's embedder
+                    from c1.corpus.embedders import builtin_for
+
+                    if not self.settings.embed_url and builtin_for(self.settings) != self.embedder.name:
+                        self.embedder = embedder_for(self.settings)
+                        self._qcache.clear()
+            self._open(vectors=kept)
+            if kept is not None and self.store.vectors is kept:
+                old.vectors_passed_on = True
             idle = self._users.get(id(old), 0) == 0
         if idle:  # else the last call still reading it closes it (_held)
             old.close()
@@ -506,6 +516,31 @@ def passage_text(doc: DocRecord, chunk: Chunk) -> str:
     """What the reranker reads of a chunk: its document's title (a passage's text may not name its subject), then the text."""
     title = (doc.title or "").strip()
     return f"{title}\n{chunk.text}" if title and not chunk.text.startswith(title) else chunk.text
+
+
+def _vector_mark(settings) -> tuple | None:
+    """What changes whenever a writer changes the embedded Chroma store's vectors: every add, update or
+    delete (of any collection) takes the next number of Chroma's write log (``embeddings_queue``; each
+    segment's last applied number is kept in ``max_seq_id`` once the log is purged), a re-created
+    collection has another id, a store moved aside another file. Not the files' times: a writer that
+    only opens the store (the keyword phase of ``c1 index``) rewrites its HNSW files unchanged. None for
+    a Chroma server (always read afresh) or when the store cannot be read (then it is reopened)."""
+    import sqlite3
+
+    if settings.chroma_url:
+        return None
+    path = settings.home / "chroma" / "chroma.sqlite3"
+    try:
+        inode = os.stat(path).st_ino
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        try:
+            return (inode, tuple(db.execute("SELECT MAX(seq_id), COUNT(*) FROM embeddings_queue")),
+                    tuple(db.execute("SELECT segment_id, seq_id FROM max_seq_id ORDER BY segment_id")),
+                    tuple(db.execute("SELECT id, name FROM collections ORDER BY id")))
+        finally:
+            db.close()
+    except (OSError, sqlite3.Error):
+        return None
 
 
 def _file_id(path) -> tuple[int, int]:

@@ -730,6 +730,8 @@ class Store:
     """A writer found the lexical index unreadable and started a new one: it must be refilled."""
     notes: list[tuple[str, str]] = field(default_factory=list)
     """(path, what happened) for repairs made while opening, e.g. a damaged store moved aside."""
+    vectors_passed_on: bool = False
+    """Its vector store was handed to a newer Store of the same reader (open_store's ``vectors``): not closed here."""
 
     def close(self) -> None:
         try:
@@ -737,7 +739,7 @@ class Store:
                 self.lexical.close()
         finally:
             self.manifest.close()
-            close = getattr(self.vectors, "close", None)
+            close = None if self.vectors_passed_on else getattr(self.vectors, "close", None)
             if close is not None:
                 close()
 
@@ -772,7 +774,8 @@ def open_manifest(settings: Settings, create: bool) -> tuple[Manifest, bool]:
         ) from None
 
 
-def open_store(settings: Settings, embedder: Embedder | None, create: bool, rebuild: bool = False) -> Store:
+def open_store(settings: Settings, embedder: Embedder | None, create: bool, rebuild: bool = False,
+               vectors=None) -> Store:
     """Open the three parts of a collection; refuse an embedder or a Chroma store other than the
     recorded ones (the manifest would claim chunks that the other store does not hold). Without
     ``--chroma-url``, a collection indexed into a Chroma server is opened on that server.
@@ -782,14 +785,14 @@ def open_store(settings: Settings, embedder: Embedder | None, create: bool, rebu
     run refills it) and, with ``rebuild``, moves an unreadable embedded Chroma store aside."""
     manifest, readonly = open_manifest(settings, create)
     try:
-        return _open_parts(settings, manifest, embedder, create, rebuild, readonly)
+        return _open_parts(settings, manifest, embedder, create, rebuild, readonly, vectors)
     except BaseException:
         manifest.close()
         raise
 
 
 def _open_parts(settings: Settings, manifest: Manifest, embedder: Embedder | None, create: bool, rebuild: bool,
-                readonly: bool) -> Store:
+                readonly: bool, kept=None) -> Store:
     from c1.corpus.vectors import StoreUnavailable, VectorStore, move_aside
 
     cdir = settings.collection_dir
@@ -813,8 +816,14 @@ def _open_parts(settings: Settings, manifest: Manifest, embedder: Embedder | Non
         )
     notes: list[tuple[str, str]] = []
     name = embedder.name if embedder else recorded
+    reuse = (kept is not None and not create and kept.collection == settings.collection
+             and kept.embedder_label == (name or "unknown") and not settings.chroma_url)
     try:
-        vectors = VectorStore(settings.home, settings.collection, settings.chroma_url, name, create, readonly=readonly)
+        if reuse:  # a reader's, whose store no writer changed since (c1.agent.corpus.Corpus.refresh)
+            vectors = kept
+        else:
+            vectors = VectorStore(settings.home, settings.collection, settings.chroma_url, name, create,
+                                  readonly=readonly)
     except StoreUnavailable as exc:
         if not (create and rebuild and where == "embedded"):
             raise

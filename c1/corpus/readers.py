@@ -10,7 +10,10 @@ the time until every file is searchable by keywords by the cores.
   thread as before.
 - The processes are started by ``spawn`` (no fork of a process that holds threads, locks and open
   stores), ignore SIGINT (Ctrl-C is the indexer's to handle: it stops taking files and the processes
-  are ended) and die with the indexer (``PR_SET_PDEATHSIG``), so a ``kill -9`` leaves no reader behind.
+  are ended) from their first instruction: they are started with SIGINT blocked (the thread that
+  starts them blocks it, as multiprocessing's resource tracker does), so a Ctrl-C while one is still
+  importing stays pending until its initializer ignores it — no ``KeyboardInterrupt`` traceback from a
+  reader that was starting and die with the indexer (``PR_SET_PDEATHSIG``), so a ``kill -9`` leaves no reader behind.
   They only read: every write stays in the indexer, in the same crash-safe order as with one reader.
 - Smaller files first: more files become searchable sooner (a 10-K of 250 pages does not hold up ten
   short notes behind it).
@@ -80,6 +83,8 @@ def _init(pages) -> None:
     global _pages
     _pages = pages
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the indexer decides
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since the start (Pool.submit): a
+    # Ctrl-C that came while this process was starting was pending, and is discarded now that it is ignored
     try:  # die with the indexer, even by kill -9 (Linux)
         import ctypes
 
@@ -152,7 +157,7 @@ class Pool:
                 return False
             index = pending[-1]
             try:
-                future = self.executor.submit(read, sources[index])
+                future = self.submit(sources[index])
             except (BrokenProcessPool, RuntimeError):
                 broken = True
                 return False
@@ -187,6 +192,25 @@ class Pool:
             yield ("file", index, result)
             while inflight < self.n * (1 + AHEAD_PER_READER) and submit():
                 pass
+
+    def submit(self, source):
+        """``executor.submit``, a Ctrl-C meanwhile held back until it returns. A submit may start a reader
+        process (spawn starts them one per submit): it inherits SIGINT blocked from this thread, until its
+        initializer ignores it; and a KeyboardInterrupt here in the middle of handing the new process its
+        start-up data would leave it an ``EOFError`` traceback to print, so in the main thread the signal is
+        only noted, and raised once the process has what it needs."""
+        held: list[int] = []
+        main = threading.current_thread() is threading.main_thread()
+        handler = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum)) if main else None
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            return self.executor.submit(read, source)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            if main:
+                signal.signal(signal.SIGINT, handler)
+                if held:
+                    signal.raise_signal(signal.SIGINT)  # now, to the handler that was in place
 
     def close(self) -> None:
         """End the processes now (a file in hand is not waited for: the indexer has stopped taking files)."""

@@ -1,7 +1,8 @@
 """The resident process of one index home (``python -m c1.daemon --home H --idle S``).
 
 It listens first and loads afterwards (chromadb, the ONNX session, in a thread), so the command
-that started it can send its request at once. Each connection is one request in its own thread;
+that started it can send its request at once; a request waits for the warm-up's imports (never two
+threads importing numpy at once), not for its ONNX session. Each connection is one request in its own thread;
 searches share one :class:`~c1.agent.corpus.Corpus` per collection and one embedder
 (:class:`c1.service.Corpora`, as in the search API) and run :func:`c1.service.search_here`, as the
 command would in its own process. Before each search the corpus is refreshed: a re-index, a removal
@@ -30,6 +31,14 @@ MAX_CORPORA = 4
 """Collections kept open at once (least recently used dropped first)."""
 DRAIN_S = 60.0
 """On exit, how long requests in flight may still run."""
+WARM_IMPORTS = (
+    "numpy", "onnxruntime", "tokenizers", "tantivy", "chromadb",
+    "c1.config", "c1.corpus.embedders", "c1.corpus.rerankers", "c1.corpus.indexer", "c1.agent.corpus",
+    "c1.agent.search", "c1.agent.policies", "c1.agent.policies.builtin", "c1.service", "c1.commands.status",
+)
+"""What the warm-up thread imports before any request may import anything. Two threads importing
+numpy (or chromadb, which imports it) at once can leave one with ``ImportError: ... partially
+initialized module``: so requests wait until these are in ``sys.modules`` (:attr:`Resident.imported`)."""
 
 
 class Resident:
@@ -47,6 +56,9 @@ class Resident:
         self._last = time.monotonic()
         self.corpora = Corpora(max_open=MAX_CORPORA, share_embedders=True)
         self.status_rows = StatusRows()
+        self.imported = threading.Event()
+        """Set once the warm-up thread has imported :data:`WARM_IMPORTS` (or failed to): until then a
+        request imports nothing (one importer at a time)."""
 
     # lifetime ---------------------------------------------------------------------------
     def serve(self) -> None:
@@ -98,17 +110,27 @@ class Resident:
             pass
 
     def _warm(self) -> None:
-        """Load what every search needs while the first request is on its way."""
+        """Load what every search needs while the first request is on its way: the imports first (requests
+        wait for them), then the embedder's session."""
         try:
-            import chromadb  # noqa: F401
-
+            self._import()
+        finally:
+            self.imported.set()
+        try:
             from c1.config import Settings
 
             self.corpora.embedder(Settings(home=Path(self.home))).embed(["warm up"])
-            import c1.agent.policies.builtin  # noqa: F401
-            import c1.agent.search  # noqa: F401
         except Exception as exc:  # the request that needs it reports the error
             log(f"warm-up failed: {type(exc).__name__}: {exc}")
+
+    def _import(self) -> None:
+        import importlib
+
+        for name in WARM_IMPORTS:
+            try:
+                importlib.import_module(name)
+            except Exception as exc:  # an optional library missing: the request that needs it reports it
+                log(f"warm-up: cannot import {name}: {type(exc).__name__}: {exc}")
 
     # requests ---------------------------------------------------------------------------
     def _handle(self, conn: socket.socket) -> None:
@@ -136,6 +158,7 @@ class Resident:
                 with self._lock:
                     self._active += 1
                 try:
+                    self.imported.wait()  # no import of numpy or chromadb in two threads at once
                     self._dispatch(request, send)
                 finally:
                     with self._lock:
