@@ -252,3 +252,19 @@ def test_a_nonsense_question_over_mail_gets_at_most_two_documents_with_the_defau
         assert real and real[0]["path"] == str(paths[0]), (subject, [d["path"] for d in real])
     finally:
         corpus.close()
+
+
+def test_a_hop_that_leads_to_the_sheet_is_not_ruled_out_by_the_sheets_identity():
+    """"What is the phone number of the person I met about the office move?": the contacts sheet's
+    identity matches ("Phone", a column name) and the note does not; the note is still no document to
+    drop, since its name (the person met) is what led to the sheet. A document that leads nowhere and
+    matches nothing is dropped as before."""
+    from c1.agent.evidence import Ranking
+
+    feats = {"note": {"miss": 1.0}, "sheet": {"identity": 1.0, "bridge": 0.4}, "stray": {}}
+    ranking = Ranking({"note": -4.5, "sheet": -1.7, "stray": -5.0}, feats, ["note"], {},
+                      evidence_of={"note": 0.0, "sheet": 1.68, "stray": 0.0}, sources={"sheet": {"note"}})
+    policy = BuiltinPolicy.__new__(BuiltinPolicy)
+    policy._ranking = ranking
+    assert not policy._against("note")
+    assert policy._against("stray")

@@ -333,7 +333,8 @@ class BuiltinPolicy:
         """Evidence that the document is not what the question asks for: the question's phrase or all its
         keywords are in another document held, not in this one, and nothing else speaks for it; or
         another document's identity matches the names and period the question asks about, and nothing
-        about this one does, nor links it to anything (the "(no subject)" mails under a filing). (A
+        about this one does, nor links it to anything, nor does it lead to another document held (the
+        "(no subject)" mails under a filing; a note whose name leads to the contacts sheet stays). (A
         document lacking a rare term of the question is not ruled out: the first hop of a multi-hop
         question lacks the second's words.)"""
         f = self._explain[doc_id]
@@ -343,7 +344,8 @@ class BuiltinPolicy:
         if f.get("miss") and weak and any(g.get("rare", 0.0) >= 1.0 for g in self._explain.values()):
             return True  # another document holds every rare term of the question, this one (all in view) none
         best = max((g.get("identity", 0.0) for g in self._explain.values()), default=0.0)
-        return best >= 0.5 and not f.get("identity") and weak
+        leads = any(doc_id in sources for sources in self._ranking.sources.values())
+        return best >= 0.5 and not f.get("identity") and weak and not leads  # a hop that led elsewhere stays
 
     def _confidences(self, ids: list[str]) -> list[float]:
         """The answer's confidences: each document's probability, made non-increasing down the answer
