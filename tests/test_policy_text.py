@@ -77,8 +77,8 @@ def test_a_titles_first_capital_names_nothing():
     """Titles capitalise their first word as sentences do: "Political party" leaves "political party" in
     common words, while names of several capitalised words ("FA Cup", "Craig Westcarr") and a file
     name's words away from its start still write the question's words."""
-    assert tx.truecase("what political party was the socialist candidate?", ["It was a political party."],
+    assert policy_text.truecase("what political party was the socialist candidate?", ["It was a political party."],
                        ["Political party"]) == "what political party was the socialist candidate?"
-    assert tx.truecase("when did craig westcarr win the fa cup", [], ["FA Cup", "Craig Westcarr"]) == \
+    assert policy_text.truecase("when did craig westcarr win the fa cup", [], ["FA Cup", "Craig Westcarr"]) == \
         "when did Craig Westcarr win the FA Cup"
-    assert tx.truecase("what does bosch sell", [], ["01 Bosch Automotive Service Solutions"]) == "what does Bosch sell"
+    assert policy_text.truecase("what does bosch sell", [], ["01 Bosch Automotive Service Solutions"]) == "what does Bosch sell"
