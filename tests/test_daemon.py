@@ -390,7 +390,7 @@ def test_a_request_imports_nothing_until_the_warm_up_has_imported(tmp_path, monk
         release.wait(30)
 
     monkeypatch.setattr(server.Resident, "_import", slow_import)
-    monkeypatch.setattr(server.Resident, "embedder", lambda self, settings: None)  # no session: not the point
+    monkeypatch.setattr(server.Corpora, "embedder", lambda self, settings: None)  # no session: not the point
     dispatched = []
 
     def dispatch(self, request, send):
