@@ -17,12 +17,17 @@ def _closed(store) -> bool:
         return True
 
 
-def test_refresh_closes_the_store_it_replaces_once_no_call_reads_it(c1_home, run_c1, tmp_path):
+def _one_note_indexed(c1_home, run_c1, tmp_path):
+    """A folder with one note, indexed, and a long-lived reader of it."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# Ridge survey\n\nThe ridge survey is due on Friday.\n")
     assert run_c1("index", docs, "--quiet").rc == 0
-    corpus = Corpus(Settings(home=c1_home))
+    return docs, Corpus(Settings(home=c1_home))
+
+
+def test_refresh_closes_the_store_it_replaces_once_no_call_reads_it(c1_home, run_c1, tmp_path):
+    docs, corpus = _one_note_indexed(c1_home, run_c1, tmp_path)
     try:
         first = corpus.store
         assert corpus.refresh() is False and corpus.store is first  # nothing changed: the same store
@@ -54,11 +59,7 @@ def test_a_keyword_commit_reuses_the_vector_store_and_its_search_finds_the_new_f
     """While `c1 index` writes keywords (manifest and lexical index; the Chroma store untouched), a refresh
     keeps its Chroma client (no new client, no HNSW index read again) and still finds the newly committed
     file; once vectors are written, the Chroma store changed: a new client, which finds the new file by vector."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("# Ridge survey\n\nThe ridge survey is due on Friday.\n")
-    assert run_c1("index", docs, "--quiet").rc == 0
-    corpus = Corpus(Settings(home=c1_home))
+    docs, corpus = _one_note_indexed(c1_home, run_c1, tmp_path)
     try:
         first = corpus.store
         vectors = first.vectors

@@ -57,6 +57,8 @@ WEIGHTS = {"sim": 1.48, "anchor": 0.29, "named": 4.14, "rare": 0.0, "phrase": 4.
            "back": 0.16, "bridge": 0.50, "miss": -1.31, "support": 1.62}
 FEATURES = tuple(WEIGHTS)
 EVIDENCE = ("named", "rare", "phrase", "keywords", "identity", "link", "back", "bridge")
+RELATIONAL = ("link", "back", "bridge")
+"""The evidence a document owes to the pivots (see ``_beats``)."""
 """The features that name why a document belongs beyond its similarity to the question and its place in
 the question's own search: only these may move a document above one that the question's own search
 ranked higher (:func:`anchored_order`). ``miss`` (evidence against) lowers a score, but a document that
@@ -385,17 +387,12 @@ class Ranker:
         ``EVIDENCE`` features add to the logit, except that a pivot's mention of a document the question
         names (``link``) adds nothing: the question's own mention explains it (the pivots were found by
         the question's words)."""
-        w = self.weights
-        total = sum(w.get(k, 0.0) * f.get(k, 0.0) for k in EVIDENCE)
-        if f.get("named"):
-            total -= w.get("link", 0.0) * f.get("link", 0.0)
-        return total
+        own = sum(self.weights.get(k, 0.0) * f.get(k, 0.0) for k in EVIDENCE if k not in RELATIONAL)
+        return own + self.relational(f)
 
     def relational(self, f: dict[str, float]) -> float:
         """The part of :meth:`evidence` that links, back-links and bridges from pivots give."""
-        w = self.weights
-        linked = 0.0 if f.get("named") else w.get("link", 0.0) * f.get("link", 0.0)
-        return linked + sum(w.get(k, 0.0) * f.get(k, 0.0) for k in ("back", "bridge"))
+        return sum(self.weights.get(k, 0.0) * f.get(k, 0.0) for k in RELATIONAL if not (k == "link" and f.get("named")))
 
     def rank(self, docs: dict[str, DocView], own: list[str], qsim: dict[str, float]) -> Ranking:
         """Score every document of ``docs``; ``own``: the question's own search, in document order;
@@ -639,10 +636,9 @@ def _capital_in_common(title: list[str], written: list[str], at_start: bool) -> 
     """Whether the question writes one of a title's words with a capital where the title does too: the
     capital of a title's first word is a title's, not a name's ("Political party" is named neither by
     "political Party", whose capital comes from "Socialist Party", nor at the question's start)."""
-    for i, (t, w) in enumerate(zip(title, written)):
-        if t[:1].isupper() and w[:1].isupper() and (i > 0 or (not at_start and any(x[:1].isupper() for x in title[1:]))):
-            return True
-    return False
+    proper = any(x[:1].isupper() for x in title[1:])  # a name of several capitalised words
+    return any(t[:1].isupper() and w[:1].isupper() and (i > 0 or (proper and not at_start))
+               for i, (t, w) in enumerate(zip(title, written)))
 
 
 def _fold(text: str) -> str:

@@ -85,7 +85,7 @@ def without_suffix(title: str) -> str:
 
 def clean_title(title: str) -> str:
     """A title without its disambiguation suffix ("Tom Smith (actor)" → "tom smith"), normalised."""
-    return norm(_PAREN.sub("", title or ""))
+    return norm(without_suffix(title))
 
 
 def strip_article(text_norm: str) -> str:
