@@ -319,7 +319,18 @@ def _key(case: Case, doc: dict) -> str:
     return os.path.relpath(real, case.root) if real.startswith(case.root + os.sep) else path
 
 
-def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: bool, embedder) -> list[dict]:
+def unsupported(case: Case, n: int, seed: int = 0) -> list[Item]:
+    """``n`` questions that no document of the case supports: three to five content words of its
+    questions drawn at random (seeded), as in "quantum sourdough starters Mars" — every word is in the
+    corpus, the combination in no document (bench/confidence_fit.py's ``nonsense``). Their gold is
+    empty: whatever is returned for them is junk, so they show what confidence junk gets."""
+    from bench.confidence_fit import nonsense
+
+    return [Item(f"unsupported-{i}", q, ()) for i, q in enumerate(nonsense([it.question for it in case.items], n, seed))]
+
+
+def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: bool, embedder,
+             n_unsupported: int = 0) -> list[dict]:
     from c1.agent.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.search import run_search
@@ -332,6 +343,7 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
     corpus = Corpus(settings, embedder)
     items = case.items[:limit] if limit else case.items
     variants = [("", lambda q: q)] + ([("-lc", str.lower)] if lower else [])
+    junk = unsupported(case, n_unsupported) if n_unsupported else []
     rows = []
     try:
         for system in systems:
@@ -339,8 +351,11 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
             parallel = int(n or 1)
             choice = None if name == "hybrid" else choose_policy(settings.with_flags(policy=name))
             s = settings.with_flags(policy=name, parallel=parallel) if choice else settings
-            for suffix, form in variants:
-                for it in items:
+            runs = [(suffix, form, items) for suffix, form in variants]
+            if junk and choice is not None:
+                runs.append(("-none", lambda q: q, junk))
+            for suffix, form, questions in runs:
+                for it in questions:
                     q = form(it.question)
                     corpus.clear_query_cache()
                     t0 = time.perf_counter()
@@ -365,7 +380,7 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
                         "seconds": round(seconds, 3), "returned": keys,
                         "scores": [d.get("score") for d in docs], "gold_flags": [x in gold for x in keys],
                     })
-                print(f"  {case.kind}{suffix} {system}: {len(items)} questions", file=sys.stderr)
+                print(f"  {case.kind}{suffix} {system}: {len(questions)} questions", file=sys.stderr)
     finally:
         corpus.close()
     return rows
@@ -390,7 +405,9 @@ def ece(pairs: list[tuple[float, bool]], bins: int = 10) -> float | None:
 def summarise(rows: list[dict]) -> dict:
     n = len(rows)
     return {"n": n, "found": statistics.fmean(r["found"] for r in rows), "full": statistics.fmean(r["full"] for r in rows),
-            "rank1": statistics.fmean(r["rank1"] for r in rows), "seconds": statistics.median(r["seconds"] for r in rows)}
+            "rank1": statistics.fmean(r["rank1"] for r in rows), "seconds": statistics.median(r["seconds"] for r in rows),
+            "returned": statistics.fmean(len(r["returned"]) for r in rows),
+            "top_score": statistics.fmean((r["scores"][0] or 0.0) if r["scores"] else 0.0 for r in rows)}
 
 
 def calibration(rows: list[dict]) -> dict:
@@ -419,6 +436,9 @@ def tables(rows: list[dict], systems: list[str]) -> tuple[str, dict]:
             m = summarise(mine)
             n = m["n"]
             summary[kind][s] = m
+            if kind.endswith("-none"):  # nothing supports these: what is returned, at what confidence
+                cells.append(f"{m['returned']:.2f} returned, first at {m['top_score']:.3f} / {m['seconds']:.2f}")
+                continue
             cells.append(f"{m['found']:.3f} / {m['full']:.3f} / {m['rank1']:.3f} / {m['seconds']:.2f}")
         lines.append(f"| {kind} | {n} | " + " | ".join(cells) + " |")
     lines += ["", "calibration of the built-in policy (one run): ECE over all returned documents, ECE of the first "
@@ -443,6 +463,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--limit", type=int, default=0, help="the first N questions of each kind")
     ap.add_argument("--no-lower", action="store_true", help="leave out the lower-cased variants")
+    ap.add_argument("--unsupported", type=int, default=0, metavar="N",
+                    help="also N questions per kind that nothing supports (kind <kind>-none, built-in systems only)")
     ap.add_argument("--rows", type=Path, help="per-question rows (JSONL) here")
     ap.add_argument("--label", default="", help="a name for this run in bench/out/suite.jsonl")
     ap.add_argument("--embedder", default="", choices=("", "minilm"), help="minilm: the embedder before bge-small")
@@ -458,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for kind in kinds:
         case = CASES[kind](embedder)
-        rows += run_case(case, systems, args.k, args.limit or None, not args.no_lower, embedder)
+        rows += run_case(case, systems, args.k, args.limit or None, not args.no_lower, embedder, args.unsupported)
     text, summary = tables(rows, systems)
     print(f"\ndevelopment suite, k = {args.k}, limit {args.limit or 'none'}, embedder {embedder.name}, "
           f"{time.perf_counter() - started:.0f} s\n")

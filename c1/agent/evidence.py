@@ -37,7 +37,9 @@ probability that the document is one a question of this kind needs. The weights 
 logistic regression on the tuning halves of the shared HotpotQA and MuSiQue sets (what the policy
 held at the end of each run, gold or not; ``python bench/confidence_fit.py``) and the calibration
 is reported on the held-out halves (``python bench/multihop.py``). Documents under ``FLOOR`` are
-not returned.
+not returned. The answer's confidences are then calibrated by place over every kind of the development
+suite (:func:`answer_confidences`, ``python bench/calibration_fit.py``): the model scores each document
+alone and cannot see that the one an answer puts first is what a known-item question asks for.
 """
 
 from __future__ import annotations
@@ -239,6 +241,37 @@ def needed_offset(logits: list[float], needed: float = NEEDED) -> float:
         else:
             lo = mid
     return hi
+
+
+CALIBRATION = (0.666, -0.902, 1.848)
+"""The answer's calibration, ``(slope, bias, first)``: see :func:`calibrated` (fitted by
+``python bench/calibration_fit.py`` over the development suite's kinds)."""
+
+
+def calibrated(confidence: float, place: int, params: tuple[float, float, float] = CALIBRATION) -> float:
+    """The probability that the document at ``place`` (0 = first) of an answer is needed, from the evidence
+    model's ``confidence``: ``σ(slope × logit(confidence) + bias + first × [place = 0])``. The evidence
+    model scores each document alone and was fitted on multi-hop questions; what it cannot see is that the
+    document a whole answer puts first is the one a known-item question asks for (a contract, a filing,
+    a mail: right at rank 1 for nearly every question at confidences of 0.2-0.5). Increasing in
+    ``confidence`` and lifting only the first place, it keeps a ranked answer's order and its confidences
+    non-increasing."""
+    slope, bias, first = params
+    c = min(max(confidence, 1e-9), 1 - 1e-9)
+    return logistic(slope * math.log(c / (1 - c)) + bias + (first if place == 0 else 0.0))
+
+
+def uncalibrated(confidence: float, place: int, params: tuple[float, float, float] = CALIBRATION) -> float:
+    """The inverse of :func:`calibrated` (for refitting from saved answers)."""
+    slope, bias, first = params
+    c = min(max(confidence, 1e-9), 1 - 1e-9)
+    return logistic((math.log(c / (1 - c)) - bias - (first if place == 0 else 0.0)) / slope)
+
+
+def answer_confidences(values: list[float]) -> list[float]:
+    """A ranked answer's confidences from the evidence model's: non-increasing (:func:`monotone`), then
+    calibrated by place (:func:`calibrated`)."""
+    return [calibrated(v, i) for i, v in enumerate(monotone(values))]
 
 
 def monotone(values: list[float]) -> list[float]:

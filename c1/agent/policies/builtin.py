@@ -348,9 +348,10 @@ class BuiltinPolicy:
         return best >= 0.5 and not f.get("identity") and weak and not leads  # a hop that led elsewhere stays
 
     def _confidences(self, ids: list[str]) -> list[float]:
-        """The answer's confidences: each document's probability, made non-increasing down the answer
-        (``evidence.monotone``): a document ranked above another is not less likely to be needed."""
-        return evd.monotone([self._ranking.confidence(d) for d in ids])
+        """The answer's confidences: each document's probability, made non-increasing down the answer (a
+        document ranked above another is not less likely to be needed) and calibrated by its place
+        (``evidence.answer_confidences``)."""
+        return evd.answer_confidences([self._ranking.confidence(d) for d in ids])
 
     def _evidenced(self, doc_id: str) -> bool:
         """Something beyond similarity says the document belongs: the question names it, a pivot
