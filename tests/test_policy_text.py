@@ -82,3 +82,15 @@ def test_a_titles_first_capital_names_nothing():
     assert policy_text.truecase("when did craig westcarr win the fa cup", [], ["FA Cup", "Craig Westcarr"]) == \
         "when did Craig Westcarr win the FA Cup"
     assert policy_text.truecase("what does bosch sell", [], ["01 Bosch Automotive Service Solutions"]) == "what does Bosch sell"
+
+
+def test_a_word_only_a_file_name_writes_names_its_document():
+    """"consider ingram's nda": the text of ingram-non-disclosure.txt never says "Ingram" and its file name
+    is in lower case, so no form with a capital was there to give; a word that only names write, and no
+    text, names the document. A word the texts write (in any case) is left as typed."""
+    texts = ["The Receiving Party shall hold the Confidential Information in confidence.",
+             "Each party may share the agreement with its advisers, and the Receiving Party may not."]
+    names = ["ingram non disclosure", "Mutual agreement"]
+    assert policy_text.truecase("consider ingram's nda; may the receiving party share it?", texts, names) == \
+        "consider Ingram's nda; may the Receiving Party share it?"
+    assert policy_text.truecase("what does the mutual agreement say", texts, names) == "what does the mutual agreement say"

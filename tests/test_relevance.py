@@ -115,6 +115,18 @@ def test_a_lower_cased_question_ranks_as_the_original(world):
     assert lowered[:3] == original[:3], (lowered, original)
 
 
+def test_a_name_only_the_file_name_holds_keeps_its_document_first_lower_cased(world):
+    """"consider ingram's non-disclosure agreement; …": the text of ingram-non-disclosure.txt never says
+    "Ingram", so the corpus gave no capital back and counted "ingram's" in no chunk — no name, no rare
+    term — and the agreements that write "Receiving Party" and "Confidential Information" went above it.
+    A word only documents' names hold is as rare as those documents' chunks, and the possessive counts
+    as its name."""
+    question = ("Consider Ingram's Non-Disclosure Agreement; Does the document allow the Receiving Party to share "
+                "some Confidential Information with their employees?")
+    assert _builtin(world, question)[0] == "ingram-non-disclosure.txt"
+    assert _builtin(world, question.lower())[0] == "ingram-non-disclosure.txt"
+
+
 def test_a_rare_name_beats_common_words_in_a_title(world):
     """"Consider the Non-Disclosure Agreement between CEII and NDA; …": the agreement titled
     "CONFIDENTIAL INFORMATION" (its first line) ranked first on the question's common capitalised words;

@@ -347,6 +347,20 @@ class Corpus:
                 got = self._mentions[phrase] = lexical.phrase_count(phrase)
         return got
 
+    def name_mentions(self, phrase: str) -> int:
+        """How many chunks belong to documents whose identity (title, file-name words) holds ``phrase``."""
+        key = "\0name\0" + phrase
+        got = self._mentions.get(key)
+        if got is None:
+            with self._held() as store:
+                lexical = store.lexical
+                if lexical is None:
+                    return 0
+                if len(self._mentions) >= self.DOC_CACHE:
+                    self._mentions.clear()
+                got = self._mentions[key] = lexical.phrase_count(phrase, "title")
+        return got
+
     def bm25(self, query: str, k: int) -> list[tuple[str, float]]:
         with self._held() as store:
             lexical = store.lexical

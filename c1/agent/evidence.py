@@ -8,7 +8,8 @@ Every document a run holds gets features, each in [0, 1]:
 - ``named``: the question names it — its title is a name the question mentions, or a title of
   several words that the question writes (capitalised: "political party" names nothing);
 - ``rare``: the share (weighted by inverse document frequency) of the question's rare terms — words
-  that few chunks of the corpus hold ("proclivity") — that it contains;
+  that few chunks of the corpus hold ("proclivity"), or only documents' names ("ingram" of
+  ingram-non-disclosure.txt, whose text never says it) — that it contains, its file name included;
 - ``phrase``: it contains a phrase the question quotes, or the whole of a short keyword query;
 - ``keywords``: the question is a keyword query (a few words, not a question: "heron", a subject
   line) and the document holds every one of its terms — 1/m when m documents held (copies counted
@@ -341,7 +342,12 @@ class Ranker:
         if size and hasattr(self.corpus, "mentions"):
             limit = max(RARE_MIN, RARE_SHARE * size)
             for t in terms:
-                df = self.corpus.mentions(t)
+                base = t[:-2] if t.endswith("'s") else t  # "ingram's": the corpus counts "ingram"
+                df = self.corpus.mentions(base)
+                if df == 0 and hasattr(self.corpus, "name_mentions"):
+                    # only documents' names hold it ("ingram" of ingram-non-disclosure.txt, whose text
+                    # never says it): as rare as the chunks of the documents so named
+                    df = self.corpus.name_mentions(base)
                 weights[t] = math.log(1 + size / (df + 1))
                 if 0 < df <= limit and len(t) >= 3 and not t.isdigit():
                     rare[t] = math.log(1 + size / df)

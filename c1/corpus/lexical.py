@@ -114,13 +114,14 @@ class LexicalIndex:
         hits = searcher.search(query, k).hits
         return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits]
 
-    def phrase_count(self, text: str) -> int:
-        """How many chunks hold the words of ``text`` in a row (stemmed, as searched)."""
+    def phrase_count(self, text: str, field: str = "text") -> int:
+        """How many chunks hold the words of ``text`` in a row (stemmed, as searched) in ``field``:
+        ``text`` (the chunk) or ``title`` (its document's identity: title and file-name words)."""
         words = [m.group(0).lower() for m in _WORD.finditer(text)]
         if not words:
             return 0
         self.index.reload()
-        query = self.index.parse_query('"' + " ".join(words) + '"', ["text"])
+        query = self.index.parse_query('"' + " ".join(words) + '"', [field])
         return self.index.searcher().search(query, 1, count=True).count
 
     def count(self) -> int:

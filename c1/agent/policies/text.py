@@ -250,7 +250,9 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
     read lower-cased first. Words the question writes with capitals, stopwords and quoted phrases are
     kept as written: names are found by what the corpus calls them, not by how the question was typed.
     ``names``: what documents are called (titles, file-name words): a capitalised form there counts
-    ``TRUECASE_MIN`` times ("bosch" → "Bosch" from ``01_Bosch-Automotive-…-Agreement.txt``). A form in
+    ``TRUECASE_MIN`` times ("bosch" → "Bosch" from ``01_Bosch-Automotive-…-Agreement.txt``), and a word
+    that only names write, all in lower case, and no text does is a name ("ingram" → "Ingram" from
+    ``ingram-non-disclosure.txt``, whose text never says it). A form in
     capitals throughout ("NON-DISCLOSURE", a heading) gives way to the same word with an initial capital
     where the texts have that too."""
     if not any(ch.islower() for ch in question):
@@ -274,12 +276,18 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
                         counts = forms.setdefault(low, {})
                         counts[word] = counts.get(word, 0) + weight
     keep = {m.span() for q in _QUOTED.finditer(question) for m in [q]}
+    written = {low for text in texts for w in _WORD_AT.findall(text) if (low := w.lower()) in wanted}
+    named = {w for name in names for w in re.split(r"[\W_]+", name) if w in wanted}  # lower case only
 
     def form(m: re.Match) -> str:
         word = m.group(0)
         if word not in wanted or any(s <= m.start() < e for s, e in keep):
             return word
         counts = forms.get(word)
+        if word in named and word not in written and all(w.islower() for w in counts or ()):
+            # only a document's name writes it, in lower case ("ingram" of ingram-non-disclosure.txt,
+            # whose text never says it): it names that document
+            return word.capitalize()
         if not counts:
             return word
         lower = counts.get(word, 0)
