@@ -212,3 +212,25 @@ def test_a_run_the_turns_end_still_gets_the_policys_own_answer(world):
     assert scores and scores == sorted(scores, reverse=True)
     for d in result.documents:
         assert d["justification"] and any(d["justification"] in c["text"] for c in d["chunks"]), d
+
+
+def test_the_questions_own_search_is_read_further_for_the_answers_first_document():
+    """A filing's chunks fill a search call a few at a time, and the balance-sheet page one search held
+    for "accounts payable for MGM Resorts" was never shown after four calls: past ``first_pages`` the
+    question's search is called again while it holds unshown chunks of the answer's first document
+    (up to ``first_doc_pages``), not for the other documents' chunks."""
+    from types import SimpleNamespace
+
+    policy = BuiltinPolicy(max_docs=5, first_pages=4, first_doc_pages=8)
+    policy._own_chunks = ["filing_3", "filing_129", "other_7"]
+    state = SimpleNamespace(context=SimpleNamespace(shown={"filing_3": object()}))
+    policy._answer_ids = lambda: ["filing", "other"]
+    policy._pages = 2
+    assert policy._more_pages(state)  # within first_pages: any top document's chunk
+    policy._pages = 4
+    assert policy._more_pages(state)  # "filing_129" is the first document's
+    state.context.shown["filing_129"] = object()
+    assert not policy._more_pages(state)  # only "other_7" is left: not worth a call past first_pages
+    state.context.shown.pop("filing_129")
+    policy._pages = 8
+    assert not policy._more_pages(state)  # first_doc_pages is the bound

@@ -51,6 +51,7 @@ from c1.agent.corpus import content_terms, search_depth
 from c1.agent.output import Ranked, render_final
 from c1.agent.policies import text as tx
 from c1.agent.policy import AgentState, Reply
+from c1.corpus.ids import doc_of
 from c1.corpus.names import file_name_words
 
 _CLAUSE = re.compile(r",|;|\b(?:and|who|which|that|whose|where|when|while|but)\b", re.IGNORECASE)
@@ -93,6 +94,9 @@ class BuiltinPolicy:
     first_pages: int = 4
     """Further calls of the question's own search, made while chunks that one search returns for
     its top ``max_docs`` documents are not shown yet (long documents: one call shows a few chunks)."""
+    first_doc_pages: int = 8
+    """As many calls in all while such chunks of the answer's first document are not shown yet: the
+    page of a filing one search holds ("accounts payable" on the balance sheet) is among them."""
     common_mentions: int = 10
     common_share: float = 0.02
     """A title or name held by more chunks than both of these is too common to be a link."""
@@ -191,13 +195,13 @@ class BuiltinPolicy:
         if state.turn >= state.max_turns - 1 or ctx.past_hard() or not self._docs:
             return self._answer(state)
         if self._round >= self.max_rounds or (stable and self._round > 2):
-            if self._pages < self.first_pages and self._unshown_own(state):  # what one search returns, in full
+            if self._more_pages(state):  # what one search returns, in full
                 self._pages += 1
                 return Reply(tool_calls=[self._search_call(names, _Query(self._q, "question"))])
             return self._answer(state)
         self._round += 1
         calls = self._searches(names, self._plan(state)).tool_calls
-        if self._pages < self.first_pages and self._unshown_own(state):
+        if self._more_pages(state):
             self._pages += 1  # read the question's own search further, before anything else
             calls.insert(0, self._search_call(names, _Query(self._q, "question")))
         for doc_id in self._worth_reading(state):
@@ -437,6 +441,17 @@ class BuiltinPolicy:
     def _unshown_own(self, state: AgentState) -> list[str]:
         """Chunks one search would return for its top documents that the run has not shown yet."""
         return [c for c in self._own_chunks if c not in state.context.shown]
+
+    def _more_pages(self, state: AgentState) -> bool:
+        """Whether to call the question's own search again: ``first_pages`` times while it holds unshown
+        chunks of its top documents, up to ``first_doc_pages`` while those include the answer's first's."""
+        unshown = self._unshown_own(state)
+        if not unshown or self._pages >= self.first_doc_pages:
+            return False
+        if self._pages < self.first_pages:
+            return True
+        first = self._answer_ids()[:1]
+        return bool(first) and any(doc_of(c) == first[0] for c in unshown)
 
     def _worth_reading(self, state: AgentState) -> list[str]:
         out = []
