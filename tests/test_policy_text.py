@@ -94,3 +94,18 @@ def test_a_word_only_a_file_name_writes_names_its_document():
     assert policy_text.truecase("consider ingram's nda; may the receiving party share it?", texts, names) == \
         "consider Ingram's nda; may the Receiving Party share it?"
     assert policy_text.truecase("what does the mutual agreement say", texts, names) == "what does the mutual agreement say"
+
+
+def test_quoted_words_are_truecased_but_matched_as_typed():
+    """'between "glacier bancorp, inc." and "altabancorp"': the quoted names were kept as typed, so a
+    lower-cased question named nothing and another merger agreement went first. Quoted words are
+    truecased like the rest, while what is held as written (case and all) is what the user typed."""
+    texts = ["This Agreement is made by Glacier Bancorp, Inc. and Altabancorp.",
+             "Then Glacier Bancorp, Inc. shall file the Form S-4; Altabancorp shall call its meeting."]
+    question = 'consider the merger agreement between "glacier bancorp, inc." and "altabancorp"'
+    assert policy_text.truecase(question, texts) == \
+        'consider the merger agreement between "Glacier Bancorp, Inc." and "Altabancorp"'
+    from c1.agent.evidence import Ranker
+
+    assert Ranker(policy_text.truecase(question, texts), typed=question).asked.exact == []
+    assert len(Ranker('the album "Counterparts"').asked.exact) == 1

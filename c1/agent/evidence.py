@@ -321,13 +321,15 @@ class Asked:
 
 class Ranker:
     def __init__(self, question: str, corpus=None, common_mentions: int = 10, common_share: float = 0.02,
-                 weights: dict | None = None, bias: float | None = None):
+                 weights: dict | None = None, bias: float | None = None, typed: str | None = None):
+        """``typed``: the question as the user wrote it, where ``question`` has its names truecased: a
+        quoted phrase is held as written (case and all) only where the user wrote it with a capital."""
         self.corpus = corpus
         self.common_mentions = common_mentions
         self.common_share = common_share
         self.weights = dict(WEIGHTS if weights is None else weights)
         self.bias = BIAS if bias is None else bias
-        self.asked = self._analyse(question)
+        self.asked = self._analyse(question, question if typed is None else typed)
         self._stem = {t: (stems(t) or [t])[0] for t in self.asked.weights}
         self._norms: dict[str, str] = {}
         self._words: dict[str, tuple[str, frozenset[str]]] = {}  # chunk id (or title) → (its text, its stems)
@@ -335,7 +337,7 @@ class Ranker:
         self._units: dict[str, list[tuple[str, int]]] = {}
 
     # the question ---------------------------------------------------------------------------
-    def _analyse(self, question: str) -> Asked:
+    def _analyse(self, question: str, typed: str) -> Asked:
         terms = content_terms(question)
         rare, weights, unseen = {}, {t: 1.0 for t in terms}, 0
         size = getattr(self.corpus, "size", 0)
@@ -358,7 +360,7 @@ class Ranker:
         if not phrases and keywords and 1 < len(words) <= SHORT_QUERY:
             phrases = [tx.norm(question)]
         exact = [re.compile(r"(?<!\w)" + r"\W+".join(re.escape(w) for w in q.split()) + r"(?!\w)")
-                 for q in tx.quoted(question) if any(ch.isupper() for ch in q) and q.split()]
+                 for q in tx.quoted(typed) if any(ch.isupper() for ch in q) and q.split()]
         return Asked(question, f" {tx.norm(question)} ", terms,
                      {tx.strip_article(tx.norm(e)) for e in tx.question_entities(question)}, weights, rare,
                      [p for p in phrases if p], [n for q in tx.quoted(question) if (n := tx.norm(q))],

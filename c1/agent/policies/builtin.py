@@ -182,9 +182,9 @@ class BuiltinPolicy:
             self._entities_q = tx.question_entities(self._q)
             self._comparison = is_comparison(self._q)
             self._ranker = evd.Ranker(self._q, state.corpus, self.common_mentions, self.common_share,
-                                      weights=self.weights)
+                                      weights=self.weights, typed=state.question)
             reply = self._searches(names, [_Query(self._q, "question")])
-            for phrase in self._phrases(self._q):
+            for phrase in self._phrases(state.question):  # grepped as typed
                 reply.tool_calls.append(self._call(names["grep_corpus"], {"pattern": phrase}))
             return reply
         self._absorb(state)

@@ -247,8 +247,10 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
     write them: "ceii" → "CEII", "tom hanks" → "Tom Hanks", "q4" → "Q4". A word takes the form the texts
     use for it most often away from the start of a sentence, when that form has a capital and it is
     used at least ``TRUECASE_MIN`` times. A question with no lower-case letter (typed in capitals) is
-    read lower-cased first. Words the question writes with capitals, stopwords and quoted phrases are
-    kept as written: names are found by what the corpus calls them, not by how the question was typed.
+    read lower-cased first. Words the question writes with capitals and stopwords are kept as written;
+    quoted words are truecased too ('"glacier bancorp, inc."' names Glacier Bancorp), while what is
+    matched as written stays what was typed (``Ranker(typed=...)``): names are found by what the corpus
+    calls them, not by how the question was typed.
     ``names``: what documents are called (titles, file-name words): a capitalised form there counts
     ``TRUECASE_MIN`` times ("bosch" → "Bosch" from ``01_Bosch-Automotive-…-Agreement.txt``), and a word
     that only names write, all in lower case, and no text does is a name ("ingram" → "Ingram" from
@@ -275,13 +277,12 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
                     if low in wanted:
                         counts = forms.setdefault(low, {})
                         counts[word] = counts.get(word, 0) + weight
-    keep = {m.span() for q in _QUOTED.finditer(question) for m in [q]}
     written = {low for text in texts for w in _WORD_AT.findall(text) if (low := w.lower()) in wanted}
     named = {w for name in names for w in re.split(r"[\W_]+", name) if w in wanted}  # lower case only
 
     def form(m: re.Match) -> str:
         word = m.group(0)
-        if word not in wanted or any(s <= m.start() < e for s, e in keep):
+        if word not in wanted:
             return word
         counts = forms.get(word)
         if word in named and word not in written and all(w.islower() for w in counts or ()):
