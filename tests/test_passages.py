@@ -362,3 +362,40 @@ def test_a_document_after_the_first_opens_only_the_chunks_the_search_found_of_it
                  scorer=lambda q, ts: [0.9] * len(ts), seen={"a": ["a_0"], "b": ["b_3", "b_4"]})
     assert opened_whole == ["a"], "the first document opens all of its chunks, the second only those seen"
     assert got["a"] and all(p.chunk_id in ("b_3", "b_4") for p in got["b"])
+
+
+def test_the_first_documents_best_chunks_each_give_their_best_sentence():
+    """Issue 19, goal 5: a filing's figure sits on the page of its second or third best chunk while the
+    scorer prefers prose elsewhere; each of the ``ANCHORS`` best chunks now gives its best sentence."""
+    from types import SimpleNamespace
+
+    from c1.corpus.manifest import Chunk
+
+    rows = ["Balance sheet at year end", "Accounts payable amount 1,234 1,100", "Accrued liabilities 456 400",
+            "Total current liabilities 2,000 1,800"]
+    prose = [f"Our liquidity discussion number {i} mentions accounts payable practices in general terms." for i in range(8)]
+    texts = ["\n".join(rows)] + prose
+    chunks = [Chunk(f"d_{i}", "d", i, 1000 * i, 1000 * i + len(t), i + 1, t) for i, t in enumerate(texts)]
+
+    class Fake:
+        def embed_query(self, text):
+            return [1.0]
+
+        def doc(self, doc_id):
+            return SimpleNamespace(meta={}, n_chunks=len(chunks), title="10-K", path="x.pdf", key="x.pdf")
+
+        def doc_chunks(self, doc_id):
+            return chunks
+
+        def chunks(self, ids):
+            return [c for c in chunks if c.id in ids]
+
+        def rank_chunks(self, chunks_, query, vector=None, rerank=False):
+            return [(c, 1.0 / (1 + c.n)) for c in chunks_]  # the rows' chunk (page 1) first
+
+    def scorer(q, texts):  # prefers prose, as the cross-encoder does
+        return [0.9 if "discussion" in t else 0.2 for t in texts]
+
+    got = choose(Fake(), "What is the year end amount of accounts payable?", ["d"], 2000, scorer=scorer)["d"]
+    assert len(got) == 5
+    assert any(p.page == 1 for p in got), "the best chunk's page is among the passages"

@@ -18,8 +18,9 @@ a clause, a row, a sentence. For the returned documents (in rank order):
    the question reaches the scorer through its title. Each sentence is read under the last heading
    or title before it; a title is not evidence itself, but a passage from its section's first
    sentence starts at it;
-3. sentences are taken best first, each weighted by its document's confidence relative to the first
-   document's: each grows into a passage with its neighbours that score nearly as well (up to
+3. the best sentence of each of the first document's best ``ANCHORS`` chunks is taken first (the
+   likeliest pages each give one), then sentences are taken best first, each weighted by its
+   document's confidence relative to the first document's: each grows into a passage with its neighbours that score nearly as well (up to
    ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document (the
    first document's best five; another's only near the best: ``KEEP``), until the budget
    (``--evidence-tokens``) is spent.
@@ -80,6 +81,13 @@ SECTION_UNITS = 6
 TITLE_WORDS = 12
 """A numbered unit of at most this many words, mostly capitalised ("13. Termination.", "Section 5.10
 Absence of Certain Changes."), is a section's title: the heading of the sentences after it."""
+
+ANCHORS = 3
+"""The first document's best chunks (by ``rank_in_document``: the whole chunk against the question,
+its page and heading in its indexed header) that each give their best sentence before the rest are
+taken by score: the page that holds a filing's figure is often its second or third chunk's while
+the scorer prefers a prose sentence elsewhere (FinanceBench 18: gold page among the passages 0.500
+-> 0.611; 4 anchors: 0.500, 5: 0.444; legal 60: span hit 0.733 -> 0.750)."""
 
 HEADING_CHARS = 120
 PAIR_CHARS = 560
@@ -364,7 +372,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
            lead_chunks: tuple[int, int] = LEAD_CHUNKS,
            seen: dict[str, list[str]] | None = None,
            near_chunks: tuple[int, int] = NEAR_CHUNKS,
-           section_chunks: tuple[int, int] = SECTION_CHUNKS) -> dict[str, list[Passage]]:
+           section_chunks: tuple[int, int] = SECTION_CHUNKS, anchors: int = ANCHORS) -> dict[str, list[Passage]]:
     """Each document's passages, best first, all of them together within ``budget`` tokens (0: none).
 
     A document's readable sentences (those of its opened chunks) are ranked by their terms among
@@ -386,6 +394,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     short: list = []
     records, chunk_of, units_of = {}, {}, {}
     titled: dict[int, float] = {}  # a best section's first sentence → its title's score
+    anchored: list[str] = []  # the first document's best chunks, each of which gives its best sentence first
     for rank, doc_id in enumerate(doc_ids):
         records[doc_id] = corpus.doc(doc_id)
         spans: set[tuple[int, int]] = set()
@@ -398,6 +407,8 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
         nearest: list[str] = []
         opened = [c for c, _ in rank_in_document(corpus, question, pool, vector, holding=holding, nearest=nearest)][: chunks[0] if rank == 0 else chunks[1]]
         near = set(nearest[: near_chunks[0] if rank == 0 else near_chunks[1]])
+        if rank == 0:
+            anchored += [c.id for c in opened[:anchors]]
         for place, chunk in enumerate(opened):
             is_lead = place < lead_chunks[0 if rank == 0 else 1] or chunk.id in near
             is_section = place < section_chunks[0 if rank == 0 else 1]
@@ -470,7 +481,12 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     best = cands[0].score * factor[cands[0].doc_id]
     taken: dict[str, list[Passage]] = {d: [] for d in doc_ids}
     spent = 0
+    first_of: dict[str, _Sentence] = {}  # an anchor chunk → its best sentence (cands are best first)
     for c in cands:
+        if c.chunk_id in anchored:
+            first_of.setdefault(c.chunk_id, c)
+    ahead = [first_of[cid] for cid in anchored if cid in first_of]
+    for c in ahead + [c for c in cands if all(c is not a for a in ahead)]:
         if spent >= budget:
             break
         if c.doc_rank and c.score * factor[c.doc_id] < keep * best:
