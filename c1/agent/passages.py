@@ -407,6 +407,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
         nearest: list[str] = []
         opened = [c for c, _ in rank_in_document(corpus, question, pool, vector, holding=holding, nearest=nearest)][: chunks[0] if rank == 0 else chunks[1]]
         near = set(nearest[: near_chunks[0] if rank == 0 else near_chunks[1]])
+        by_n = {c.n: c for c in pool} if rank == 0 and section_chunks[0] else {}
         if rank == 0:
             anchored += [c.id for c in opened[:anchors]]
         for place, chunk in enumerate(opened):
@@ -417,7 +418,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
                 continue  # none of its sentences holds a term of the question: none is shortlisted
             chunk_of[chunk.id] = chunk
             units = units_of[chunk.id] = []
-            section = _carried(pool, chunk) if is_section else ""
+            section = _carried(by_n, chunk) if is_section else ""
             heading, title = section, None
             for u in _units(chunk.text):
                 text = u.text(chunk.text)
@@ -518,10 +519,9 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     return out
 
 
-def _carried(pool: list, chunk, back: int = 3) -> str:
+def _carried(by_n: dict, chunk, back: int = 3) -> str:
     """The section a chunk starts in: the last section title (:func:`_section_title`) of the chunks
-    before it (up to ``back`` of them; ``pool``: the document's chunks), "" when none."""
-    by_n = {c.n: c for c in pool} if len(pool) > 1 else {}
+    before it (up to ``back`` of them; ``by_n``: the document's chunks by their number), "" when none."""
     for n in range(chunk.n - 1, chunk.n - 1 - back, -1):
         prev = by_n.get(n)
         if prev is None:
