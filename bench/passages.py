@@ -77,6 +77,25 @@ def build(name: str, home: Path) -> dict:
     return built
 
 
+SUITE_INDEX = {"legal": ("legal", "suite", "suite-ready.json"), "financebench": ("financebench", "fb", "built.json")}
+"""bench/suite.py's collections of the same files (financebench: the 18 filings and 3 more), used
+when they exist: building the filings' index takes ~25 minutes on 2 cores."""
+
+
+def index_of(name: str) -> tuple[Path, str]:
+    """(home, collection) searched for ``name``: bench/suite.py's collection with the default
+    embedder when built (bench/out/suite/<kind>-<embedder>), else this bench's own (built once)."""
+    from c1.corpus.embedders import DEFAULT_EMBEDDER
+
+    kind, collection, marker = SUITE_INDEX[name]
+    home = OUT / "suite" / f"{kind}-{DEFAULT_EMBEDDER}"
+    if (home / "collections" / collection / marker).is_file():
+        return home, collection
+    home = OUT / f"passages_{name}"
+    build(name, home)
+    return home, name
+
+
 # --- questions and gold ---------------------------------------------------------------------------
 def questions(name: str) -> list[dict]:
     """{id, question, gold: file name (legal: path under files/), spans: [(start, end)], pages: {n}}."""
@@ -209,14 +228,14 @@ def original_span(corpus, doc_id: str, text: str) -> tuple[int, int] | None:
 
 
 def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fresh: bool, budget: int,
-             systems: tuple[str, ...] = ("builtin", "hybrid"), options: dict | None = None) -> list[dict]:
+             systems: tuple[str, ...] = ("builtin", "hybrid"), options: dict | None = None,
+             misses: bool = False) -> list[dict]:
     from c1.agent import passages as P
     from c1.agent.corpus import Corpus
     from c1.config import load_settings
 
-    home = OUT / f"passages_{name}"
-    build(name, home)
-    settings = load_settings().with_flags(home=str(home), collection=name, daemon=False)
+    home, collection = index_of(name)
+    settings = load_settings().with_flags(home=str(home), collection=collection, daemon=False)
     corpus = Corpus(settings)
     qs = sample(questions(name), limit)
     got = runs(name, settings, corpus, qs, fresh)
@@ -252,18 +271,37 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
             for system, ids in (("builtin", [d["id"] for d in docs]), ("hybrid", row["hybrid_docs"])):
                 if system not in systems:
                     continue
-                t = time.perf_counter()
+                t, cpu = time.perf_counter(), time.process_time()
                 chosen = P.choose(corpus, q["question"], ids, budget, scorer,
                                   weights=confidence if system == "builtin" else None,
                                   seen=seen[system], **options)
-                seconds = time.perf_counter() - t
+                seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
                 handed = [{"path": corpus.doc(d).path, "meta": corpus.doc(d).meta,
                            "spans": [(p.start, p.end, p.page, p.text) for p in chosen[d]]} for d in ids]
                 top = chosen[ids[0]] if ids else []
                 why = (top[0].why, top[0].sentence) if top else ("", None)
-                rows.append({"system": f"{system}-passages[{kind}]", "q": q["id"], "seconds": seconds,
-                             **measure(q, handed, why, count)})
+                got_row = {"system": f"{system}-passages[{kind}]", "q": q["id"], "seconds": seconds, "cpu": cpu,
+                           **measure(q, handed, why, count)}
+                rows.append(got_row)
+                if misses and system == "builtin" and not (got_row["hit_top"] or got_row["page"]):
+                    show_miss(corpus, q, ids, chosen)
     return rows
+
+
+def show_miss(corpus, q: dict, ids: list[str], chosen: dict) -> None:
+    """A question whose gold span (page) is not among the top document's passages: the gold, then
+    what was handed over instead (``--misses``)."""
+    top = corpus.doc(ids[0]) if ids else None
+    print(f"\nMISS {q['id']}: {q['question']}", file=sys.stderr)
+    print(f"  top doc {top.path if top else None}; gold {q['gold']} pages {sorted(q['pages'])}", file=sys.stderr)
+    if top is not None and is_gold(top.path, q["gold"]) and q["spans"]:
+        for s, e in q["spans"][:3]:
+            for c in corpus.doc_chunks(ids[0]):
+                if c.start <= s < c.end:
+                    print(f"  GOLD [{s},{e}] {' '.join(c.text[s - c.start:e - c.start].split())[:300]}", file=sys.stderr)
+                    break
+    for p in (chosen.get(ids[0]) or [])[:5]:
+        print(f"  got  [{p.start},{p.end}] p{p.page} {p.score:.3f} {' '.join(p.text.split())[:160]}", file=sys.stderr)
 
 
 def summary(rows: list[dict]) -> dict[str, dict]:
@@ -279,6 +317,8 @@ def summary(rows: list[dict]) -> dict[str, dict]:
         s["why"] = statistics.fmean(float(w) for w in whys) if whys else float("nan")
         secs = [r["seconds"] for r in mine if "seconds" in r]
         s["s"] = statistics.median(secs) if secs else float("nan")
+        cpus = [r["cpu"] for r in mine if "cpu" in r]
+        s["cpu"] = statistics.fmean(cpus) if cpus else float("nan")
         s["questions"] = len(mine)
         out[system] = s
     return out
@@ -298,6 +338,7 @@ def main() -> None:
     ap.add_argument("--keep", type=float, default=None, help="share of the best score a kept passage needs")
     ap.add_argument("--fresh", action="store_true", help="run the searches again (not the cached runs)")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--misses", action="store_true", help="print each question whose gold is not among the top document's passages")
     args = ap.parse_args()
     for name in args.corpus.split(","):
         if args.build_only:
@@ -309,15 +350,15 @@ def main() -> None:
         if args.keep is not None:
             options["keep"] = args.keep
         rows = evaluate(name, args.limit, args.scorer.split(","), args.chunks, args.fresh, args.evidence_tokens,
-                        tuple(args.systems.split(",")), options)
+                        tuple(args.systems.split(",")), options, args.misses)
         table = summary(rows)
         print(f"\n{name}: {table[next(iter(table))]['questions']} questions, --evidence-tokens {args.evidence_tokens}")
         print(f"{'system':<28}{'gold1':>6}{'hit@top':>8}{'|gold1':>7}{'hit':>6}{'page':>6}{'prec':>7}{'recall':>7}"
-              f"{'n':>6}{'n@top':>6}{'tokens':>8}{'why':>6}{'s':>6}")
+              f"{'n':>6}{'n@top':>6}{'tokens':>8}{'why':>6}{'s':>6}{'cpu':>6}")
         for system, s in table.items():
             print(f"{system:<28}{s['gold_first']:>6.3f}{s['hit_top']:>8.3f}{s['hit_if_first']:>7.3f}{s['hit']:>6.3f}"
                   f"{s['page']:>6.3f}{s['prec']:>7.3f}{s['recall']:>7.3f}"
-                  f"{s['n']:>6.1f}{s['n_top']:>6.1f}{s['tokens']:>8.0f}{s['why']:>6.3f}{s['s']:>6.2f}")
+                  f"{s['n']:>6.1f}{s['n_top']:>6.1f}{s['tokens']:>8.0f}{s['why']:>6.3f}{s['s']:>6.2f}{s['cpu']:>6.2f}")
         OUT.mkdir(parents=True, exist_ok=True)
         with (OUT / "passages.jsonl").open("a") as f:
             f.write(json.dumps({"bench": "passages", "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "corpus": name,

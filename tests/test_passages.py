@@ -276,3 +276,126 @@ def test_a_short_paragraph_gets_its_supporting_sentence(new_c1_env):
         assert chosen and wanted in chosen[0].text
     finally:
         corpus.close()
+
+
+CO_BRANDING = "cuad/2ThemartComInc_19990826_10-12G_EX-10.10_6700288_EX-10.10_Co-Branding Agreement_ Agency Agreement.txt"
+
+
+@pytest.fixture(scope="module")
+def contract(new_c1_env):
+    """One CUAD contract of the shared legal set, whose sections have numbered titles."""
+    shared = shared_data_dir()
+    if not (shared / "legal" / "files" / CO_BRANDING).is_file():
+        pytest.skip(f"shared test data not found at {shared}")
+    env = new_c1_env("contract")
+    corpus = env.root / "corpus"
+    corpus.mkdir()
+    shutil.copy(shared / "legal" / "files" / CO_BRANDING, corpus / "co-branding.txt")
+    done = env.run("index", corpus, "--quiet")
+    assert done.rc == 0, done.stderr
+    return env
+
+
+def test_a_numbered_title_is_a_section_title_a_sentence_is_not():
+    from c1.agent.passages import is_title
+
+    for title in ("13. Termination.", "10. LIMITATION ON LIABILITY.", "Section 7.03 No Solicitation; Other Offers.",
+                  "4.1.9 Acquisition Proposal.", "(b) Exceptions.", "ITEM 5. MARKET FOR REGISTRANT'S COMMON EQUITY"):
+        assert is_title(title), title
+    for sentence in ("1. The Company shall pay the fee.", "(a) The standstill period begins on the date hereof.",
+                     "3. Standstill Provisions. The Company agrees", "Termination.", "Governing law is Delaware."):
+        assert not is_title(sentence), sentence
+
+
+def test_a_clause_that_shares_no_word_with_the_question_is_found_by_its_sections_title(contract):
+    """Issue 19: "Is there a cap on liability?" — the clause says "NEITHER PARTY SHALL BE LIABLE FOR
+    ... DAMAGES" under "10. LIMITATION ON LIABILITY."; no term of the question shortlisted it and the
+    title alone was handed over. The section titles of the document's best chunks are scored by
+    themselves; the best sections' sentences are scored (read under their title), and a passage from a
+    section's first sentence starts at its title."""
+    corpus = _open(contract)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        asked = ("Consider the Co-Branding and Advertising Agreement between I-Escrow, Inc. and 2TheMart.com, Inc.; "
+                 "Is there a cap on liability under this contract?")
+        chosen = choose(corpus, asked, [doc.doc_id])[doc.doc_id]
+        text = Path(doc.path).read_text(encoding="utf-8")
+        gold = text.index("EXCEPT IN THE EVENT OF A BREACH OF SECTION 11, NEITHER PARTY SHALL BE LIABLE")
+        holding = [p for p in chosen if p.start <= gold < p.end]
+        assert len(chosen) <= 5 and holding, [p.text[:60] for p in chosen]
+        assert holding[0].text.startswith("10. LIMITATION ON LIABILITY."), "the passage starts at its title"
+        assert all(p.text.strip() != "10. LIMITATION ON LIABILITY." for p in chosen), "a title alone is no passage"
+    finally:
+        corpus.close()
+
+
+def test_a_document_after_the_first_opens_only_the_chunks_the_search_found_of_it():
+    """``seen`` was shadowed by the set of spans taken: every document's 400 chunks were ranked again
+    to open two (a filing's cost ~0.3 s). A document after the first now reads only the chunks given."""
+    from types import SimpleNamespace
+
+    from c1.corpus.manifest import Chunk
+
+    texts = {d: [f"Sentence {i} of document {d} about the renewal term of the lease." for i in range(6)] for d in "ab"}
+    store = {f"{d}_{i}": Chunk(f"{d}_{i}", d, i, 100 * i, 100 * i + len(t), None, t) for d in "ab"
+             for i, t in enumerate(texts[d])}
+    opened_whole: list[str] = []
+
+    class Fake:
+        def embed_query(self, text):
+            return [1.0]
+
+        def doc(self, doc_id):
+            return SimpleNamespace(meta={}, n_chunks=6, title=doc_id, path=doc_id, key=doc_id)
+
+        def doc_chunks(self, doc_id):
+            opened_whole.append(doc_id)
+            return [c for c in store.values() if c.doc_id == doc_id]
+
+        def chunks(self, ids):
+            return [store[i] for i in ids]
+
+        def rank_chunks(self, chunks, query, vector=None, rerank=False):
+            return [(c, 1.0 / (1 + c.n)) for c in chunks]
+
+    got = choose(Fake(), "What is the renewal term of the lease?", ["a", "b"], 2000,
+                 scorer=lambda q, ts: [0.9] * len(ts), seen={"a": ["a_0"], "b": ["b_3", "b_4"]})
+    assert opened_whole == ["a"], "the first document opens all of its chunks, the second only those seen"
+    assert got["a"] and all(p.chunk_id in ("b_3", "b_4") for p in got["b"])
+
+
+def test_the_first_documents_best_chunks_each_give_their_best_sentence():
+    """Issue 19, goal 5: a filing's figure sits on the page of its second or third best chunk while the
+    scorer prefers prose elsewhere; each of the ``ANCHORS`` best chunks now gives its best sentence."""
+    from types import SimpleNamespace
+
+    from c1.corpus.manifest import Chunk
+
+    rows = ["Balance sheet at year end", "Accounts payable amount 1,234 1,100", "Accrued liabilities 456 400",
+            "Total current liabilities 2,000 1,800"]
+    prose = [f"Our liquidity discussion number {i} mentions accounts payable practices in general terms." for i in range(8)]
+    texts = ["\n".join(rows)] + prose
+    chunks = [Chunk(f"d_{i}", "d", i, 1000 * i, 1000 * i + len(t), i + 1, t) for i, t in enumerate(texts)]
+
+    class Fake:
+        def embed_query(self, text):
+            return [1.0]
+
+        def doc(self, doc_id):
+            return SimpleNamespace(meta={}, n_chunks=len(chunks), title="10-K", path="x.pdf", key="x.pdf")
+
+        def doc_chunks(self, doc_id):
+            return chunks
+
+        def chunks(self, ids):
+            return [c for c in chunks if c.id in ids]
+
+        def rank_chunks(self, chunks_, query, vector=None, rerank=False):
+            return [(c, 1.0 / (1 + c.n)) for c in chunks_]  # the rows' chunk (page 1) first
+
+    def scorer(q, texts):  # prefers prose, as the cross-encoder does
+        return [0.9 if "discussion" in t else 0.2 for t in texts]
+
+    got = choose(Fake(), "What is the year end amount of accounts payable?", ["d"], 2000, scorer=scorer)["d"]
+    assert len(got) == 5
+    assert any(p.page == 1 for p in got), "the best chunk's page is among the passages"
