@@ -131,3 +131,15 @@ def test_reply_introductions_and_contact_signatures_are_never_read():
     got = _units("Thanks for the draft; I sent it to legal.\n\nJane Roe\nEnron North America\n(713) 853-1234\njane.roe@enron.com")
     assert [k for k, _ in got] == ["text", "social", "social", "social", "social"]
     assert _units("Please send your comments to jane.roe@enron.com by Friday.")[0][0] == "text"
+
+
+def test_a_mails_attachment_references_are_not_sentences():
+    """"<> <> <> <<INTERRUPTIBLE GAS GTC C" was a forwarded mail's justification: Outlook's attachment
+    references, hard-wrapped across three lines, read as a sentence of text."""
+    mail = ("No online forms since this product will not be traded online in Phase 1.\n\n"
+            " <<Interruptible Gas GTC otc b.doc>>  <<Interruptible Gas GTC Collateral Support\n"
+            " otc b.doc>>  <<INTERRUPTIBLE GAS GTC OTC B RED.DOC>>  <<INTERRUPTIBLE GAS GTC C\n"
+            "OLLATERAL SUPPORT OTC B RED.DOC>>\n\nCordially,\nMary Cook\n")
+    assert _sentences(mail) == ["No online forms since this product will not be traded online in Phase 1."]
+    assert _sentences("See the list <<attached>> below before Friday.") == \
+        ["See the list <<attached>> below before Friday."]  # words around a reference: still a sentence

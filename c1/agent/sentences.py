@@ -11,7 +11,8 @@ justification keeps its true character offsets) and says what each is:
 - ``item``: a list item (``- ...``, ``* ...``, ``1. ...``, ``(a) ...``), with its wrapped lines;
 - ``heading``: a Markdown heading, or a short line standing alone without sentence punctuation;
 - ``row``: a line of a table (cells split by ``|`` or tabs, or a label with numbers after it);
-- ``meta``: a mail or form header block (``From:``, ``Subject:`` and their continuation lines);
+- ``meta``: a mail or form header block (``From:``, ``Subject:`` and their continuation lines), and
+  lines of attachment references only (``<<Gas GTC otc b.doc>>``, wrapped or not);
 - ``social``: a greeting or a sign-off and the name lines under it ("Hi all,", "Thanks, Zoë");
 - ``rule``: separator lines (``-----Original Message-----``, ``====``).
 
@@ -59,12 +60,14 @@ _RULE = re.compile(r"^[\s\W_]*(?:-{3,}|_{3,}|={3,}|\*{3,}|~{3,})|-----\s*origina
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|dear|greetings|good (?:morning|afternoon|evening))\b[^.!?]{0,40}[,!:]?\s*$",
                        re.I)
 _SIGNOFF = re.compile(r"^\s*(?:thanks|thank you|many thanks|regards|best|best regards|kind regards|warm regards|"
-                      r"cheers|sincerely|yours(?: truly| sincerely)?|love|talk soon|ciao)\b[^.!?]{0,30}[,!.]?\s*$", re.I)
+                      r"cheers|sincerely|cordially|respectfully|yours(?: truly| sincerely)?|love|talk soon|ciao)\b[^.!?]{0,30}[,!.]?\s*$", re.I)
 _WROTE = re.compile(r"^[\s>]*(?:on\b.{0,200}?|\S.{0,120}?)\bwrote:\s*$", re.I)
 """The line that introduces a quoted reply: "On Tue, Nov 16, 1999, Jeff Dasovich <jdasovic@enron.com> wrote:"."""
 _PHONE = re.compile(r"(?:\+?\d{1,3}[\s.-]?)?\(?\d{3}\)?[\s.-]?\d{3}[\s.-]\d{4}\b")
 CONTACT_LINE = 80
 """A line this short holding a mail address or a telephone number, and no sentence end, is a signature's."""
+_ATTACHED = re.compile(r"<<[^<>]*>>|<<[^<>]*$|^[^<>]*>>")
+"""An attachment reference of a mail (``<<name.doc>>``), or the part of one a hard wrap left on a line."""
 _CELLS = re.compile(r"\s\|\s|\t|\|$|^\|")
 _NUMBERS_ROW = re.compile(r"^\D{2,}?(?:\.{3,}|\s{2,}|\s)\(?[$€£]?\s?[\d,.]+\)?%?(?:\s+\(?[$€£]?\s?[\d,.]+\)?%?)+\s*$")
 """A label followed by two or more figures: a row of a financial table as PDF text gives it."""
@@ -108,6 +111,8 @@ def line_kind(line: str) -> str:
     name = m.group(0).strip(" \t>:").lower() if m else ""
     if name in _META_NAMES and (len(s) <= 300 or name in _ADDRESS_FIELDS):
         return "meta"
+    if ("<<" in s or ">>" in s) and not re.search(r"\w", _ATTACHED.sub("", s)):
+        return "meta"  # attachment references, nothing else
     if _CELLS.search(line) and s.count("|") + line.count("\t") >= 1 and not _END.search(s + " "):
         return "row"
     if _CELLS.search(line) and (s.count("|") >= 2 or line.count("\t") >= 2):
