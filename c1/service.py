@@ -164,24 +164,88 @@ class Corpora:
             self._open.clear()
 
 
+LOAD_IMPORTS = ("numpy", "onnxruntime", "tokenizers", "openai_harmony", "c1.pinned", "c1.tokens", "c1.corpus.embedders",
+                "c1.corpus.rerankers")
+"""What :func:`load_models` needs, imported before it runs in a thread of its own: it then imports nothing,
+so it never imports at the same time as the thread that imports chromadb (two threads importing numpy at
+once can fail with 'partially initialized module'; a test checks that it imports nothing)."""
+
+
+def load_models(settings: Settings, embedder) -> list[str]:
+    """Load what a first search of ``settings`` needs besides the collection, as a later search finds it
+    loaded: the built-in embedder's ONNX session and a first embedding, the cross-encoder's session where
+    ``--rerank`` may use it, the o200k encoding that counts the context. Each is loaded once per process
+    (the search then uses these very objects); what failed is returned, and the search that needs it
+    reports it as it would have."""
+    from c1.corpus.embedders import OnnxEmbedder
+    from c1.corpus.rerankers import make_reranker
+    from c1.tokens import encoding
+
+    steps = [lambda: encoding().encode("warm up", disallowed_special=())]
+    if isinstance(embedder, OnnxEmbedder):  # a server's embedder is not called ahead of a question
+        steps.insert(0, lambda: embedder.embed_queries(["warm up"]))
+    if settings.rerank in ("auto", "onnx"):
+        steps.insert(1, lambda: make_reranker(settings.rerank).score("warm up", ["warm up"]))
+    problems = []
+    for step in steps:
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - the search reports it (EmbedderError, TokenizerError, ...)
+            problems.append(f"{type(exc).__name__}: {exc}")
+    return problems
+
+
+def start_loading(settings: Settings, embedder, on_done=None) -> threading.Thread | None:
+    """:func:`load_models` in a thread, beside the caller's imports of chromadb and the opening of the
+    collection (the ONNX sessions are built outside the GIL): :data:`LOAD_IMPORTS` are imported here first.
+    None when they cannot be imported (the search reports the missing library)."""
+    import importlib
+
+    try:
+        for name in LOAD_IMPORTS:
+            importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - an optional library missing: the search that needs it says so
+        return None
+
+    def run() -> None:
+        problems = load_models(settings, embedder)
+        if on_done is not None:
+            on_done(problems)
+
+    thread = threading.Thread(target=run, name="c1-load-models", daemon=True)
+    thread.start()
+    return thread
+
+
 def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=None):
     """One search in this process: open the collection (unless given ``corpus``), choose the policy,
     tell ``on_open(policy note, policy warning, corpus warnings)``, run, and return the SearchResult. The
-    resident process runs the very same function, so both give the same result."""
+    resident process runs the very same function, so both give the same result. Opening the collection
+    here, the models the search needs are loaded meanwhile in a thread (:func:`start_loading`)."""
+    own = corpus is None
+    loading = None
+    if own:
+        from c1.corpus.embedders import embedder_for
+
+        embedder = embedder_for(settings)  # what Corpus(settings) would choose: the collection's own
+        if (settings.collection_dir / "manifest.sqlite").exists():  # else the error comes at once
+            loading = start_loading(settings, embedder)
     from c1.agent.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.search import search_with
 
-    own = corpus is None
     if own:
-        corpus = Corpus(settings)  # first: when the collection cannot be opened, that is the one line printed
+        corpus = Corpus(settings, embedder, own_embedder=True)  # first: when the collection cannot be opened, that is the one line printed
     try:
         choice = choose_policy(settings)
         on_open(choice.note, choice.warning, list(corpus.warnings))
-        return search_with(corpus, settings, query, choice, on_event or (lambda e: None))
+        result = search_with(corpus, settings, query, choice, on_event or (lambda e: None))
     finally:
         if own:
             corpus.close()
+    if loading is not None:
+        loading.join()  # done by now (the search used what it loaded): no ONNX session built while the process exits
+    return result
 
 
 class StatusRows:
