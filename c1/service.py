@@ -171,12 +171,12 @@ so it never imports at the same time as the thread that imports chromadb (two th
 once can fail with 'partially initialized module'; a test checks that it imports nothing)."""
 
 
-def load_models(settings: Settings, embedder) -> list[str]:
+def load_models(settings: Settings, embedder, cancelled: threading.Event | None = None) -> list[str]:
     """Load what a first search of ``settings`` needs besides the collection, as a later search finds it
     loaded: the built-in embedder's ONNX session and a first embedding, the cross-encoder's session where
     ``--rerank`` may use it, the o200k encoding that counts the context. Each is loaded once per process
     (the search then uses these very objects); what failed is returned, and the search that needs it
-    reports it as it would have."""
+    reports it as it would have. Once ``cancelled`` is set, the steps not begun are left out."""
     from c1.corpus.embedders import OnnxEmbedder
     from c1.corpus.rerankers import make_reranker
     from c1.tokens import encoding
@@ -188,6 +188,8 @@ def load_models(settings: Settings, embedder) -> list[str]:
         steps.insert(1, lambda: make_reranker(settings.rerank).score("warm up", ["warm up"]))
     problems = []
     for step in steps:
+        if cancelled is not None and cancelled.is_set():
+            break
         try:
             step()
         except Exception as exc:  # noqa: BLE001 - the search reports it (EmbedderError, TokenizerError, ...)
@@ -195,10 +197,27 @@ def load_models(settings: Settings, embedder) -> list[str]:
     return problems
 
 
-def start_loading(settings: Settings, embedder, on_done=None) -> threading.Thread | None:
+class Loading:
+    """:func:`load_models` in a thread of its own (:func:`start_loading`)."""
+
+    def __init__(self, settings: Settings, embedder):
+        self.cancelled = threading.Event()
+        self.thread = threading.Thread(target=load_models, args=(settings, embedder, self.cancelled),
+                                       name="c1-load-models", daemon=True)
+        self.thread.start()
+
+    def finish(self) -> None:
+        """Wait for the step in progress, skip the others: no ONNX session is being built once the caller
+        returns (a process that exits while one is, aborts: "terminate called without an active exception")."""
+        self.cancelled.set()
+        self.thread.join()
+
+
+def start_loading(settings: Settings, embedder) -> Loading | None:
     """:func:`load_models` in a thread, beside the caller's imports of chromadb and the opening of the
     collection (the ONNX sessions are built outside the GIL): :data:`LOAD_IMPORTS` are imported here first.
-    None when they cannot be imported (the search reports the missing library)."""
+    None when they cannot be imported (the search reports the missing library). The caller calls
+    :meth:`Loading.finish` before it returns, whatever happened."""
     import importlib
 
     try:
@@ -206,15 +225,7 @@ def start_loading(settings: Settings, embedder, on_done=None) -> threading.Threa
             importlib.import_module(name)
     except Exception:  # noqa: BLE001 - an optional library missing: the search that needs it says so
         return None
-
-    def run() -> None:
-        problems = load_models(settings, embedder)
-        if on_done is not None:
-            on_done(problems)
-
-    thread = threading.Thread(target=run, name="c1-load-models", daemon=True)
-    thread.start()
-    return thread
+    return Loading(settings, embedder)
 
 
 def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=None):
@@ -234,18 +245,19 @@ def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=N
     from c1.agent.policies import choose_policy
     from c1.agent.search import search_with
 
-    if own:
-        corpus = Corpus(settings, embedder, own_embedder=True)  # first: when the collection cannot be opened, that is the one line printed
     try:
-        choice = choose_policy(settings)
-        on_open(choice.note, choice.warning, list(corpus.warnings))
-        result = search_with(corpus, settings, query, choice, on_event or (lambda e: None))
-    finally:
         if own:
-            corpus.close()
-    if loading is not None:
-        loading.join()  # done by now (the search used what it loaded): no ONNX session built while the process exits
-    return result
+            corpus = Corpus(settings, embedder, own_embedder=True)  # first: when the collection cannot be opened, that is the one line printed
+        try:
+            choice = choose_policy(settings)
+            on_open(choice.note, choice.warning, list(corpus.warnings))
+            return search_with(corpus, settings, query, choice, on_event or (lambda e: None))
+        finally:
+            if own:
+                corpus.close()
+    finally:
+        if loading is not None:  # done by now after a search (it used what was loaded); after an error, the step in progress
+            loading.finish()
 
 
 class StatusRows:

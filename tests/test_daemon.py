@@ -565,3 +565,18 @@ def test_a_search_that_loads_its_models_ahead_finds_what_one_without_finds(home)
     finally:
         corpus.close()
     assert untimed(ahead.json()) == untimed(plain.to_json())
+
+
+def test_a_search_that_fails_at_once_leaves_no_model_loading(home):
+    """A process that exits while an ONNX session is being built aborts ("terminate called without an active
+    exception", exit -6): the search that loads its models ahead returns only once that thread is done."""
+    import threading
+
+    from c1.config import Settings
+    from c1.errors import C1Error
+    from c1.service import search_here
+
+    settings = Settings(home=home.home, embed_url="http://127.0.0.1:9", embed_model="other")
+    with pytest.raises(C1Error, match="was indexed with embedder"):
+        search_here(settings, QUESTIONS[0], lambda *said: None)
+    assert not [t for t in threading.enumerate() if t.name == "c1-load-models"]
