@@ -57,6 +57,8 @@ class Resident:
         self._served = 0
         """Requests answered (searches and status, errors included; not those that failed)."""
         self._last = time.monotonic()
+        self._asking = 0
+        """Requests of users' commands in progress (``warm`` requests aside)."""
         self.corpora = Corpora(max_open=MAX_CORPORA, share_embedders=True)
         self.status_rows = StatusRows()
         self.imported = threading.Event()
@@ -182,14 +184,17 @@ class Resident:
                     return
                 if request.get("op") == "warm":
                     send({"type": "accepted"})  # the sender goes on at once (`c1 index`)
+                asking = int(request.get("op") != "warm")
                 with self._lock:
                     self._active += 1
+                    self._asking += asking
                 try:
                     self.imported.wait()  # no import of numpy or chromadb in two threads at once
                     self._dispatch(request, send)
                 finally:
                     with self._lock:
                         self._active -= 1
+                        self._asking -= asking
                         self._last = time.monotonic()
                 if request.get("op") != "warm":  # asked by `c1 index`, not by a user's command
                     with self._lock:
@@ -241,18 +246,22 @@ class Resident:
     def _warm_collection(self, request: dict, send) -> None:
         """``c1 index`` asks (as it starts, and once it committed): open the collection, or see what was
         written since, and, the first time, run one search on it, so that the user's first search finds every
-        cache a search fills already filled. Nothing a search returns depends on it. The sender does not wait
-        (it had ``accepted`` before the imports)."""
+        cache a search fills already filled — not while a user's request is being answered (it would only
+        compete with it; that request fills them). Nothing a search returns depends on it. The sender does
+        not wait (it had ``accepted`` before the imports)."""
         settings = protocol.settings_from_json(request["settings"])
-        self.loaded.wait(120)
         try:
             corpus = self.corpora.get(settings, refresh=True)
         except C1Error as exc:  # not searchable yet (the first commit is to come): the next ``warm`` opens it
             send({"type": "warmed", "opened": False, "message": str(exc)})
             return
+        self.loaded.wait(120)
         key = (Corpora.key(settings), id(corpus))
-        if key not in self._warmed:
-            self._warmed.add(key)
+        with self._lock:
+            first = key not in self._warmed and self._asking == 0
+            if first:
+                self._warmed.add(key)
+        if first:
             started = time.monotonic()
             search_here(settings, "warm up", lambda *said: None, corpus=corpus)
             log(f"warm-up: a first search of {settings.collection!r} took {time.monotonic() - started:.2f} s")
