@@ -206,15 +206,15 @@ def serves(settings) -> bool:
 
 
 WARM_JOIN_S = 5.0
-"""At the end of ``c1 index``: how long it waits for its start of the resident process to be done."""
+"""After a commit of ``c1 index``: how long it waits for its start of the resident process to be done."""
 
 
 @contextmanager
 def kept_warm(settings, keep: bool = False):
     """Around ``c1 index``: the home's resident process is started as indexing begins (in a thread: the
-    indexing does not wait) and asked to open the collection (:func:`warm`); once indexing ended, it is
-    asked again, so that it has seen the last commit and run a first search when the user's ``c1 search``
-    comes. ``keep`` (``--watch``): asked again every ``daemon_idle / 2`` seconds, so that it does not idle
+    indexing does not wait; the collection may be half made yet); once indexing ended, it is asked to
+    open the collection (:func:`warm`), so that it has seen the last commit and run a first search when
+    the user's ``c1 search`` comes. ``keep`` (``--watch``): asked again every ``daemon_idle / 2`` seconds, so that it does not idle
     out while the collection is watched. Gives the function to call after each commit. Nothing is done
     where it would not answer the searches (:func:`serves`)."""
     import threading
@@ -222,36 +222,41 @@ def kept_warm(settings, keep: bool = False):
     if not serves(settings):
         yield lambda: None
         return
-    stop = threading.Event()
+    stop, started = threading.Event(), threading.Event()
 
     def keep_warm() -> None:
-        warm(settings)
+        warm(settings, collection=False)  # the collection may be half made yet: opened once committed
+        started.set()
         while keep and not stop.wait(max(1.0, settings.daemon_idle / 2)):
             warm(settings)
+
+    def committed() -> None:
+        started.wait(WARM_JOIN_S)  # its start is done (it listens), unless it takes long
+        warm(settings, start=False)
 
     thread = threading.Thread(target=keep_warm, name="c1-keep-warm", daemon=True)
     thread.start()
     try:
-        yield lambda: warm(settings, start=False)
+        yield committed
     except BaseException:  # Ctrl-C, an error: the command exits now (the next search starts it if need be)
         stop.set()
         raise
     stop.set()
-    thread.join(WARM_JOIN_S)
-    warm(settings, start=False)
+    committed()
 
 
-def warm(settings, start: bool = True) -> bool:
+def warm(settings, start: bool = True, collection: bool = True) -> bool:
     """Have the home's resident process (started if ``start`` and none runs) open the collection of
     ``settings`` and run a first search on it, so that the user's next ``c1 search`` is answered warm
-    (``c1 index`` calls it as it starts and once it has committed). The request is sent, not waited for:
-    True once it was sent. Never raises; whatever goes wrong leaves the next search to start it."""
+    (``c1 index`` calls it as it starts, with ``collection=False``: only started, and once it has
+    committed). The request is sent, not waited for: True once the process accepted it. Never raises;
+    whatever goes wrong leaves the next search to start it."""
     home = protocol.real_home(settings.home)
     try:
         where = protocol.paths(home)
         if where is None:
             return False
-        message = protocol.dumps({"op": "warm", "settings": protocol.settings_to_json(settings),
+        message = protocol.dumps({"op": "warm", "settings": protocol.settings_to_json(settings) if collection else None,
                                   "build": protocol.build_id(), "home": home})
         for _attempt in range(2):
             sock = _open(where, settings) if start else _connect(where[0])

@@ -244,11 +244,15 @@ class Resident:
         send(reply)
 
     def _warm_collection(self, request: dict, send) -> None:
-        """``c1 index`` asks (as it starts, and once it committed): open the collection, or see what was
-        written since, and, the first time, run one search on it, so that the user's first search finds every
-        cache a search fills already filled — not while a user's request is being answered (it would only
-        compete with it; that request fills them). Nothing a search returns depends on it. The sender does
-        not wait (it had ``accepted`` before the imports)."""
+        """``c1 index`` asks: as it starts, with no settings (being started is all: the collection may be
+        half made yet); once it has committed (and, watching, now and then), open the collection or see what
+        was written since and, the first time, run one search on it, so that the user's first search finds
+        every cache a search fills already filled — not while a user's request is being answered (it would
+        only compete with it; that request fills them). Nothing a search returns depends on it. The sender
+        does not wait (it had ``accepted`` before the imports)."""
+        if request.get("settings") is None:  # only started (the process warms up as it starts)
+            send({"type": "warmed", "opened": False})
+            return
         settings = protocol.settings_from_json(request["settings"])
         try:
             corpus = self.corpora.get(settings, refresh=True)
