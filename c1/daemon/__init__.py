@@ -16,8 +16,8 @@ CLI's flag parsing and one round trip on a Unix socket.
 - :mod:`c1.daemon.server`: the resident process (``python -m c1.daemon --home H``).
 
 Rules: started on demand — by the first ``c1 search`` or ``c1 status``, or by ``c1 index`` as it begins
-(it then has the resident process open the collection and, once committed, run one search on it, so
-that the user's next search is answered warm; ``--watch`` asks again every ``daemon_idle / 2`` seconds,
+(once committed, it has the resident process open the collection and run one search on it, so that
+the user's next search is answered warm; ``--watch`` asks again every ``daemon_idle / 2`` seconds,
 so it does not idle out while watching: :func:`c1.daemon.client.kept_warm`); it loads the models (the
 ONNX sessions, the o200k encoding) in a second thread while its first imports chromadb; exits after
 ``daemon_idle`` seconds without a request (default 300),
