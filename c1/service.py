@@ -166,17 +166,18 @@ class Corpora:
 
 LOAD_IMPORTS = ("numpy", "onnxruntime", "tokenizers", "openai_harmony", "c1.pinned", "c1.tokens", "c1.corpus.embedders",
                 "c1.corpus.rerankers")
-"""What :func:`load_models` needs, imported before it runs in a thread of its own: it then imports nothing,
-so it never imports at the same time as the thread that imports chromadb (two threads importing numpy at
-once can fail with 'partially initialized module'; a test checks that it imports nothing)."""
+"""What :func:`load_models` needs, imported before it runs in a thread of its own (the resident process's
+warm-up, c1/daemon/server.py): it then imports nothing, so it never imports at the same time as the
+thread that imports chromadb (two threads importing numpy at once can fail with 'partially initialized
+module'; a test checks that it imports nothing)."""
 
 
-def load_models(settings: Settings, embedder, cancelled: threading.Event | None = None) -> list[str]:
+def load_models(settings: Settings, embedder) -> list[str]:
     """Load what a first search of ``settings`` needs besides the collection, as a later search finds it
     loaded: the built-in embedder's ONNX session and a first embedding, the cross-encoder's session where
     ``--rerank`` may use it, the o200k encoding that counts the context. Each is loaded once per process
     (the search then uses these very objects); what failed is returned, and the search that needs it
-    reports it as it would have. Once ``cancelled`` is set, the steps not begun are left out."""
+    reports it as it would have."""
     from c1.corpus.embedders import OnnxEmbedder
     from c1.corpus.rerankers import make_reranker
     from c1.tokens import encoding
@@ -188,8 +189,6 @@ def load_models(settings: Settings, embedder, cancelled: threading.Event | None 
         steps.insert(1, lambda: make_reranker(settings.rerank).score("warm up", ["warm up"]))
     problems = []
     for step in steps:
-        if cancelled is not None and cancelled.is_set():
-            break
         try:
             step()
         except Exception as exc:  # noqa: BLE001 - the search reports it (EmbedderError, TokenizerError, ...)
@@ -197,67 +196,24 @@ def load_models(settings: Settings, embedder, cancelled: threading.Event | None 
     return problems
 
 
-class Loading:
-    """:func:`load_models` in a thread of its own (:func:`start_loading`)."""
-
-    def __init__(self, settings: Settings, embedder):
-        self.cancelled = threading.Event()
-        self.thread = threading.Thread(target=load_models, args=(settings, embedder, self.cancelled),
-                                       name="c1-load-models", daemon=True)
-        self.thread.start()
-
-    def finish(self) -> None:
-        """Wait for the step in progress, skip the others: no ONNX session is being built once the caller
-        returns (a process that exits while one is, aborts: "terminate called without an active exception")."""
-        self.cancelled.set()
-        self.thread.join()
-
-
-def start_loading(settings: Settings, embedder) -> Loading | None:
-    """:func:`load_models` in a thread, beside the caller's imports of chromadb and the opening of the
-    collection (the ONNX sessions are built outside the GIL): :data:`LOAD_IMPORTS` are imported here first.
-    None when they cannot be imported (the search reports the missing library). The caller calls
-    :meth:`Loading.finish` before it returns, whatever happened."""
-    import importlib
-
-    try:
-        for name in LOAD_IMPORTS:
-            importlib.import_module(name)
-    except Exception:  # noqa: BLE001 - an optional library missing: the search that needs it says so
-        return None
-    return Loading(settings, embedder)
-
-
 def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=None):
     """One search in this process: open the collection (unless given ``corpus``), choose the policy,
     tell ``on_open(policy note, policy warning, corpus warnings)``, run, and return the SearchResult. The
-    resident process runs the very same function, so both give the same result. Opening the collection
-    here, the models the search needs are loaded meanwhile in a thread (:func:`start_loading`)."""
-    own = corpus is None
-    loading = None
-    if own:
-        from c1.corpus.embedders import embedder_for
-
-        embedder = embedder_for(settings)  # what Corpus(settings) would choose: the collection's own
-        if (settings.collection_dir / "manifest.sqlite").exists():  # else the error comes at once
-            loading = start_loading(settings, embedder)
+    resident process runs the very same function, so both give the same result."""
     from c1.agent.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.search import search_with
 
+    own = corpus is None
+    if own:
+        corpus = Corpus(settings)  # first: when the collection cannot be opened, that is the one line printed
     try:
-        if own:
-            corpus = Corpus(settings, embedder, own_embedder=True)  # first: when the collection cannot be opened, that is the one line printed
-        try:
-            choice = choose_policy(settings)
-            on_open(choice.note, choice.warning, list(corpus.warnings))
-            return search_with(corpus, settings, query, choice, on_event or (lambda e: None))
-        finally:
-            if own:
-                corpus.close()
+        choice = choose_policy(settings)
+        on_open(choice.note, choice.warning, list(corpus.warnings))
+        return search_with(corpus, settings, query, choice, on_event or (lambda e: None))
     finally:
-        if loading is not None:  # done by now after a search (it used what was loaded); after an error, the step in progress
-            loading.finish()
+        if own:
+            corpus.close()
 
 
 class StatusRows:

@@ -547,36 +547,3 @@ def test_loading_the_models_ahead_imports_nothing(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"new": [], "problems": []}
-
-
-def test_a_search_that_loads_its_models_ahead_finds_what_one_without_finds(home):
-    """``--no-daemon``: the models load in a thread while the collection opens; the result is the one a
-    search on a corpus opened the plain way gives."""
-    from c1.agent.corpus import Corpus
-    from c1.config import Settings
-    from c1.service import search_here
-
-    ahead = c1(home, "search", QUESTIONS[0], "--json", daemon=False)  # a fresh process: nothing loaded yet
-    assert ahead.rc == 0, ahead.stderr
-    settings = Settings(home=home.home)
-    corpus = Corpus(settings)
-    try:
-        plain = search_here(settings, QUESTIONS[0], lambda *said: None, corpus=corpus)
-    finally:
-        corpus.close()
-    assert untimed(ahead.json()) == untimed(plain.to_json())
-
-
-def test_a_search_that_fails_at_once_leaves_no_model_loading(home):
-    """A process that exits while an ONNX session is being built aborts ("terminate called without an active
-    exception", exit -6): the search that loads its models ahead returns only once that thread is done."""
-    import threading
-
-    from c1.config import Settings
-    from c1.errors import C1Error
-    from c1.service import search_here
-
-    settings = Settings(home=home.home, embed_url="http://127.0.0.1:9", embed_model="other")
-    with pytest.raises(C1Error, match="was indexed with embedder"):
-        search_here(settings, QUESTIONS[0], lambda *said: None)
-    assert not [t for t in threading.enumerate() if t.name == "c1-load-models"]

@@ -112,12 +112,9 @@ class Corpus:
     GREP_CACHE_CHARS = 64_000_000
     """Chunk text kept in memory for grep; a larger collection is streamed from the manifest at each grep."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None, weights: RerankWeights = RerankWeights(),
-                 own_embedder: bool | None = None):
-        """``own_embedder``: ``embedder`` is the one :func:`embedder_for` chose for this collection (given to
-        load it ahead); it then follows a ``--rebuild`` as one chosen here. Default: only when none is given."""
+    def __init__(self, settings: Settings, embedder: Embedder | None = None, weights: RerankWeights = RerankWeights()):
         self.settings = settings
-        self._own_embedder = embedder is None if own_embedder is None else own_embedder  # chosen by the collection's record: follows a --rebuild
+        self._own_embedder = embedder is None  # chosen by the collection's record: follows a --rebuild
         self.embedder = embedder or embedder_for(settings)
         self.weights = weights
         self._reranker = None
