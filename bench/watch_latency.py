@@ -108,7 +108,7 @@ def main() -> None:
     base, fresh = pool[: args.base], pool[args.base : args.base + 2 * args.trials]
 
     tmp = Path(tempfile.mkdtemp(prefix="c1-watch-bench-"))
-    env = c1_env(C1_HOME=str(tmp / "home"))
+    env = c1_env(C1_HOME=str(tmp / "home"), C1_DAEMON="0")  # searches go through the API here: no resident process warmed by the watch
     c1 = C1
     folders = {"watched": tmp / "watched", "manual": tmp / "manual"}
     for folder in folders.values():

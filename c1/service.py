@@ -164,6 +164,38 @@ class Corpora:
             self._open.clear()
 
 
+LOAD_IMPORTS = ("numpy", "onnxruntime", "tokenizers", "openai_harmony", "c1.pinned", "c1.tokens", "c1.corpus.embedders",
+                "c1.corpus.rerankers")
+"""What :func:`load_models` needs, imported before it runs in a thread of its own (the resident process's
+warm-up, c1/daemon/server.py): it then imports nothing, so it never imports at the same time as the
+thread that imports chromadb (two threads importing numpy at once can fail with 'partially initialized
+module'; a test checks that it imports nothing)."""
+
+
+def load_models(settings: Settings, embedder) -> list[str]:
+    """Load what a first search of ``settings`` needs besides the collection, as a later search finds it
+    loaded: the built-in embedder's ONNX session and a first embedding, the cross-encoder's session where
+    ``--rerank`` may use it, the o200k encoding that counts the context. Each is loaded once per process
+    (the search then uses these very objects); what failed is returned, and the search that needs it
+    reports it as it would have."""
+    from c1.corpus.embedders import OnnxEmbedder
+    from c1.corpus.rerankers import make_reranker
+    from c1.tokens import encoding
+
+    steps = [lambda: encoding().encode("warm up", disallowed_special=())]
+    if isinstance(embedder, OnnxEmbedder):  # a server's embedder is not called ahead of a question
+        steps.insert(0, lambda: embedder.embed_queries(["warm up"]))
+    if settings.rerank in ("auto", "onnx"):
+        steps.insert(1, lambda: make_reranker(settings.rerank).score("warm up", ["warm up"]))
+    problems = []
+    for step in steps:
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - the search reports it (EmbedderError, TokenizerError, ...)
+            problems.append(f"{type(exc).__name__}: {exc}")
+    return problems
+
+
 def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=None):
     """One search in this process: open the collection (unless given ``corpus``), choose the policy,
     tell ``on_open(policy note, policy warning, corpus warnings)``, run, and return the SearchResult. The

@@ -460,3 +460,90 @@ def test_a_search_and_a_status_sent_the_moment_it_listens_are_answered(home):
         assert last["search"]["type"] == "result" and last["search"]["result"]["documents"], last
         assert last["status"]["type"] == "rows" and "error" not in last["status"]["rows"][0], last
         assert "failed" not in log.read_text(), log.read_text()
+
+
+# --- the first search after a start (issue #23) --------------------------------------------------
+
+
+def log_of(env: dict) -> Path:
+    from c1.daemon import protocol
+
+    return protocol.paths(protocol.real_home(Path(env["C1_HOME"])))[2]
+
+
+def wait_logged(env: dict, text: str, pid: int, timeout: float = 180) -> None:
+    """Until the resident process ``pid`` wrote a line holding ``text`` in its log."""
+    deadline = time.monotonic() + timeout
+    while not any(f"[{pid}]: " in line and text in line for line in log_of(env).read_text().splitlines()):
+        assert time.monotonic() < deadline, log_of(env).read_text()[-3000:]
+        time.sleep(0.1)
+
+
+def test_index_leaves_the_resident_process_started_and_warm(new_c1_env):
+    """`c1 index` starts the home's resident process as it begins and, once it has committed, has it open the
+    collection and run a first search: the next `c1 search` is answered by it, as in-process."""
+    env = new_c1_env("warm-by-index")
+    env.corpus = env.root / "corpus"
+    env.corpus.mkdir()
+    write_jsonl(env.corpus / "paragraphs.jsonl", hotpot_paragraphs(_shared(), 3))
+    try:
+        assert c1(env, "index", env.corpus, "--quiet").rc == 0
+        reply = ping(env.env)
+        assert reply is not None, "the index left no resident process"
+        assert reply["served"] == 0, "its warm-up is not a request of the user's"
+        wait_logged(env.env, "a first search of 'default'", reply["pid"])
+        first = same_search(env, QUESTIONS[0], "--json", "-k", "3")
+        assert first["documents"] and ping(env.env)["pid"] == reply["pid"]
+        assert "failed" not in log_of(env.env).read_text()
+    finally:
+        stop(env.env)
+
+
+def test_index_without_the_daemon_starts_nothing(new_c1_env):
+    env = new_c1_env("cold-index")
+    env.corpus = env.root / "corpus"
+    env.corpus.mkdir()
+    write_jsonl(env.corpus / "paragraphs.jsonl", hotpot_paragraphs(_shared(), 1))
+    assert env.run("index", env.corpus, "--quiet").rc == 0  # C1_DAEMON=0, as the tests run
+    assert c1(env, "index", env.corpus, "--quiet", extra={"C1_POLICY": "llm", "C1_BASE_URLS": "http://127.0.0.1:9"}).rc == 0
+    assert not socket_path(env.env).exists() and ping(env.env) is None  # a model's searches do not use it
+
+
+def test_a_watch_keeps_it_from_idling_out(new_c1_env):
+    env = indexed_hotpot(new_c1_env, "watch-warm", records=1)
+    proc = subprocess.Popen(c1_argv("index", env.corpus, "--watch", "--quiet"), env={**env.env, **ON, "C1_DAEMON_IDLE": "2"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while (reply := ping(env.env)) is None:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else ""
+            time.sleep(0.1)
+        time.sleep(6)  # three idle times
+        assert ping(env.env)["pid"] == reply["pid"], "it idled out while the collection was watched"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 130
+        wait_gone(reply["pid"], timeout=60)  # not kept once the watch stopped
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        stop(env.env)
+
+
+def test_loading_the_models_ahead_imports_nothing(tmp_path):
+    """The models load in a thread beside the one importing chromadb: that is safe only if loading them
+    imports no module (two threads importing numpy at once can fail)."""
+    code = (
+        "import importlib, json, sys\n"
+        "from pathlib import Path\n"
+        "from c1.service import LOAD_IMPORTS, load_models\n"
+        "for name in LOAD_IMPORTS: importlib.import_module(name)\n"
+        "from c1.config import Settings\n"
+        "from c1.corpus.embedders import make_embedder\n"
+        "embedder = make_embedder()\n"
+        "before = set(sys.modules)\n"
+        "problems = load_models(Settings(home=Path(sys.argv[1])), embedder)\n"
+        "print(json.dumps({'new': sorted(set(sys.modules) - before), 'problems': problems}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"new": [], "problems": []}

@@ -203,3 +203,41 @@ def test_a_collection_keeps_its_embedder_until_rebuild(run_c1, enron_folder, c1_
 def test_an_unknown_embedder_is_a_one_line_error(run_c1, tmp_path):
     (tmp_path / "a.txt").write_text("hello")
     run_c1("index", str(tmp_path / "a.txt"), "--embedder", "gpt9").assert_one_line_error(2, "unknown embedder 'gpt9'")
+
+
+def test_a_model_asked_for_by_two_threads_at_once_is_loaded_once():
+    """The search uses the session a warm-up thread is loading (it waits for it), not a second one; a
+    failure is not kept: the next use tries again."""
+    import threading
+    import time
+
+    from c1.corpus.embedders import once_property
+
+    calls = []
+
+    class Model:
+        @once_property
+        def session(self):
+            calls.append(threading.get_ident())
+            time.sleep(0.2)
+            if len(calls) == 1 and self.fail_first:
+                raise OSError("not yet")
+            return object()
+
+    model = Model()
+    model.fail_first = False
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(model.session)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(got) == 4 and all(g is got[0] for g in got)
+    assert model.session is got[0]
+
+    calls.clear()
+    flaky = Model()
+    flaky.fail_first = True
+    with pytest.raises(OSError):
+        flaky.session
+    assert flaky.session is flaky.session and len(calls) == 2

@@ -28,13 +28,16 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
         raise C1Error(f"--ocr needs the OCR engine: pip install 'c1[{ocr_reader.EXTRA}]'")
     ocr_reader.set_mode("always" if ocr else "auto")
     embedder = embedder_for(settings, rebuild=rebuild, strict=True)
+    from c1.daemon.client import kept_warm
+
     if watch:
         from c1.commands.watch import run_watch
 
-        return run_watch(settings, embedder, paths, json_out=json_out, quiet=quiet, rebuild=rebuild,
-                         debounce=DEBOUNCE if debounce is None else debounce)
+        with kept_warm(settings, keep=True) as committed:  # the resident process answers searches warm meanwhile
+            return run_watch(settings, embedder, paths, json_out=json_out, quiet=quiet, rebuild=rebuild,
+                             debounce=DEBOUNCE if debounce is None else debounce, committed=committed)
     try:
-        with progress(not quiet and stderr_is_tty()) as on_progress:
+        with kept_warm(settings), progress(not quiet and stderr_is_tty()) as on_progress:  # the next search: warm
             report = Indexer(settings, embedder, progress=on_progress, embed=not keywords_only).run(paths, rebuild=rebuild)
     except KeyboardInterrupt:
         raise KeyboardInterrupt(interrupted(settings)) from None  # the CLI prints it (exit 130)

@@ -60,8 +60,9 @@ def uses_daemon(settings: Settings) -> bool:
     """Whether this search goes through the resident process: only the built-in policy's (with a model
     server, every turn costs seconds of model time), and only for a collection that exists (the errors
     of one that does not are cheap to find here)."""
-    builtin = settings.policy == "builtin" or (settings.policy == "auto" and not settings.base_urls)
-    return settings.daemon and builtin and (settings.collection_dir / "manifest.sqlite").exists()
+    from c1.daemon.client import serves
+
+    return serves(settings) and (settings.collection_dir / "manifest.sqlite").exists()
 
 
 class _Shown:

@@ -28,7 +28,8 @@ SHOWN_PER_BATCH = 20
 
 
 def run_watch(settings: Settings, embedder, paths: list[str], *, json_out: bool, quiet: bool, rebuild: bool,
-              debounce: float) -> int:
+              debounce: float, committed=lambda: None) -> int:
+    """``committed`` is called after the first run and after each batch (the resident process sees it)."""
     from c1.commands.index import _summary, progress
     from c1.corpus.indexer import Indexer
     from c1.corpus.watch import FileEvents, Watch
@@ -50,6 +51,7 @@ def run_watch(settings: Settings, embedder, paths: list[str], *, json_out: bool,
             with progress(show) as on_progress:
                 indexer.progress = on_progress
                 report = indexer.sync(store, roots, rebuild=rebuild)
+            committed()
             if json_out:
                 emit_json({"event": "index", **report.to_json()})
             if not quiet:
@@ -60,7 +62,7 @@ def run_watch(settings: Settings, embedder, paths: list[str], *, json_out: bool,
                 note(f"watching {', '.join(present)} for changes (Ctrl-C to stop)")
             watch = Watch(indexer, store, roots, events, debounce, progress=lambda: progress(show))
             if not stop.is_set():
-                watch.run(stop, batches.print, on_retry=batches.retry)
+                watch.run(stop, lambda batch: (committed(), batches.print(batch)), on_retry=batches.retry)
         finally:
             events.close()
     if json_out:

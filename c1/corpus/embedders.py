@@ -12,7 +12,7 @@ onnxruntime-gpu sees a GPU. ``OpenAIEmbedder`` talks to any ``/v1/embeddings`` s
 from __future__ import annotations
 
 import os
-from functools import cached_property
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -38,6 +38,37 @@ BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
 
 DEFAULT_EMBEDDER = "bge-small-en-v1.5-int8"
 """The built-in embedder of a new collection (docs/embedders.md has the measurements)."""
+
+
+class once_property:
+    """A property computed once per instance, even when two threads ask for it at once (the second waits
+    for the first's value: a model loaded ahead of the first search, in a thread of its own, is the one that
+    search uses). A failure is not kept: the next access tries again and raises again."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, func):
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        try:
+            return obj.__dict__[self.name]
+        except KeyError:
+            pass
+        with self._lock:
+            locks = obj.__dict__.setdefault("_once_locks", {})
+            lock = locks.setdefault(self.name, threading.Lock())
+        with lock:
+            if self.name not in obj.__dict__:
+                obj.__dict__[self.name] = self.func(obj)
+            return obj.__dict__[self.name]
 
 
 class EmbedderError(Exception):
@@ -122,11 +153,11 @@ class OnnxEmbedder:
         """(model.onnx, tokenizer.json), both checked."""
         raise NotImplementedError
 
-    @cached_property
+    @once_property
     def _paths(self) -> tuple[Path, Path]:
         return self._files()
 
-    @cached_property
+    @once_property
     def _tokenizer(self):
         from tokenizers import Tokenizer
 
@@ -135,7 +166,7 @@ class OnnxEmbedder:
         tok.no_padding()
         return tok
 
-    @cached_property
+    @once_property
     def _session(self):
         return onnx_session(self._paths[0], self.threads, self.spin)
 

@@ -18,10 +18,10 @@ Scores of different models are on different scales; callers use their order (c1/
 from __future__ import annotations
 
 import os
-from functools import cached_property
+import threading
 from typing import Protocol
 
-from c1.corpus.embedders import EmbedderError, _checked, onnx_session, packaged_models_dir
+from c1.corpus.embedders import EmbedderError, _checked, once_property, onnx_session, packaged_models_dir
 
 RERANKER_DIR = ("models", "data", "reranker_en")
 RERANKER_MODEL_SHA256 = "1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b3837ffd1"
@@ -55,13 +55,13 @@ class OnnxReranker:
         self.query_tokens = query_tokens
         self.threads = threads or os.cpu_count() or 1
 
-    @cached_property
+    @once_property
     def _paths(self):
         folder = packaged_models_dir().joinpath(*RERANKER_DIR)
         return (_checked(folder / "model.onnx", RERANKER_MODEL_SHA256, "the ms-marco-MiniLM-L-12-v2 int8 ONNX model"),
                 _checked(folder / "tokenizer.json", RERANKER_TOKENIZER_SHA256, "the ms-marco-MiniLM-L-12-v2 tokenizer"))
 
-    @cached_property
+    @once_property
     def _tokenizer(self):
         from tokenizers import Tokenizer
 
@@ -70,7 +70,7 @@ class OnnxReranker:
         tok.enable_truncation(max_length=self.max_tokens, strategy="only_second")
         return tok
 
-    @cached_property
+    @once_property
     def _query_tokenizer(self):
         from tokenizers import Tokenizer
 
@@ -79,7 +79,7 @@ class OnnxReranker:
         tok.no_truncation()
         return tok
 
-    @cached_property
+    @once_property
     def _session(self):
         return onnx_session(self._paths[0], self.threads)
 
@@ -151,6 +151,7 @@ class RemoteReranker:
 
 
 _ONNX: OnnxReranker | None = None
+_ONNX_LOCK = threading.Lock()
 
 
 def make_reranker(setting: str, api_key: str | None = None) -> Reranker | None:
@@ -161,6 +162,7 @@ def make_reranker(setting: str, api_key: str | None = None) -> Reranker | None:
         return None
     if setting.startswith(("http://", "https://")):
         return RemoteReranker(setting, api_key=api_key)
-    if _ONNX is None:
-        _ONNX = OnnxReranker()
-    return _ONNX
+    with _ONNX_LOCK:  # one per process, also when a warm-up thread asks at the same time as a search
+        if _ONNX is None:
+            _ONNX = OnnxReranker()
+        return _ONNX

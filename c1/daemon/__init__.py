@@ -15,7 +15,12 @@ CLI's flag parsing and one round trip on a Unix socket.
   to working in-process whenever it cannot be used (it never changes what a command prints).
 - :mod:`c1.daemon.server`: the resident process (``python -m c1.daemon --home H``).
 
-Rules: started on demand; exits after ``daemon_idle`` seconds without a request (default 300),
+Rules: started on demand — by the first ``c1 search`` or ``c1 status``, or by ``c1 index`` as it begins
+(once committed, it has the resident process open the collection and run one search on it, so that
+the user's next search is answered warm; ``--watch`` asks again every ``daemon_idle / 2`` seconds,
+so it does not idle out while watching: :func:`c1.daemon.client.kept_warm`); it loads the models (the
+ONNX sessions, the o200k encoding) in a second thread while its first imports chromadb; exits after
+``daemon_idle`` seconds without a request (default 300),
 when its socket is removed or replaced, or when a client of another build asks (version mismatch:
 the new client starts a fresh one); answers only for the home it was started for; sees a re-index
 (the manifest's generation counter, as every long-lived reader); a socket left by a killed process

@@ -14,6 +14,7 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from c1.daemon import protocol
@@ -22,6 +23,9 @@ from c1.errors import C1Error
 START_TIMEOUT_S = 20.0
 """How long a command waits for a new resident process to listen (it listens before loading anything)."""
 
+
+WARM_REPLY_S = 5.0
+"""How long ``warm`` waits for the resident process to accept (it does before importing anything)."""
 
 LOG_LIMIT = 1 << 20
 """The resident process's log (start, stop, failures with their traceback) is started afresh past this size."""
@@ -191,6 +195,85 @@ def status_via_daemon(settings, names: list[str]) -> list[dict] | None:
     except (Unavailable, Lost):
         return None
     return None
+
+
+def serves(settings) -> bool:
+    """Whether the resident process answers this home's searches: the daemon setting is on and the
+    built-in policy runs (with a model server every turn costs seconds of model time: searches run in
+    their own process)."""
+    builtin = settings.policy == "builtin" or (settings.policy == "auto" and not settings.base_urls)
+    return bool(settings.daemon) and builtin
+
+
+WARM_JOIN_S = 5.0
+"""After a commit of ``c1 index``: how long it waits for its start of the resident process to be done."""
+
+
+@contextmanager
+def kept_warm(settings, keep: bool = False):
+    """Around ``c1 index``: the home's resident process is started as indexing begins (in a thread: the
+    indexing does not wait; the collection may be half made yet); once indexing ended, it is asked to
+    open the collection (:func:`warm`), so that it has seen the last commit and run a first search when
+    the user's ``c1 search`` comes. ``keep`` (``--watch``): asked again every ``daemon_idle / 2`` seconds, so that it does not idle
+    out while the collection is watched. Gives the function to call after each commit. Nothing is done
+    where it would not answer the searches (:func:`serves`)."""
+    import threading
+
+    if not serves(settings):
+        yield lambda: None
+        return
+    stop, started = threading.Event(), threading.Event()
+
+    def keep_warm() -> None:
+        warm(settings, collection=False)  # the collection may be half made yet: opened once committed
+        started.set()
+        while keep and not stop.wait(max(1.0, settings.daemon_idle / 2)):
+            warm(settings)
+
+    def committed() -> None:
+        started.wait(WARM_JOIN_S)  # its start is done (it listens), unless it takes long
+        warm(settings, start=False)
+
+    thread = threading.Thread(target=keep_warm, name="c1-keep-warm", daemon=True)
+    thread.start()
+    try:
+        yield committed
+    except BaseException:  # Ctrl-C, an error: the command exits now (the next search starts it if need be)
+        stop.set()
+        raise
+    stop.set()
+    committed()
+
+
+def warm(settings, start: bool = True, collection: bool = True) -> bool:
+    """Have the home's resident process (started if ``start`` and none runs) open the collection of
+    ``settings`` and run a first search on it, so that the user's next ``c1 search`` is answered warm
+    (``c1 index`` calls it as it starts, with ``collection=False``: only started, and once it has
+    committed). The request is sent, not waited for: True once the process accepted it. Never raises;
+    whatever goes wrong leaves the next search to start it."""
+    home = protocol.real_home(settings.home)
+    try:
+        where = protocol.paths(home)
+        if where is None:
+            return False
+        message = protocol.dumps({"op": "warm", "settings": protocol.settings_to_json(settings) if collection else None,
+                                  "build": protocol.build_id(), "home": home})
+        for _attempt in range(2):
+            sock = _open(where, settings) if start else _connect(where[0])
+            if sock is None:
+                return False
+            with sock:
+                sock.settimeout(WARM_REPLY_S)
+                sock.sendall(message)
+                line = sock.makefile("rb").readline()
+            reply = protocol.loads(line) if line else {}
+            if reply.get("type") == "accepted":
+                return True
+            if reply.get("reason") != "build":  # a process of another build exits: start one of this build
+                return False
+        return False
+    except (Unavailable, OSError, ValueError):
+        return False
 
 
 def control(settings, op: str) -> dict | None:

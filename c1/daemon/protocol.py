@@ -87,7 +87,7 @@ def loads(line: bytes):
     return orjson.loads(line)
 
 
-FINAL = frozenset({"result", "rows", "error", "pong", "stopped", "failed"})
+FINAL = frozenset({"result", "rows", "error", "pong", "stopped", "failed", "warmed"})
 """Reply types that end an exchange (``opened`` and ``event`` come before a ``result``)."""
 
 

@@ -25,20 +25,23 @@ from pathlib import Path
 
 from c1.daemon import protocol
 from c1.errors import C1Error
-from c1.service import Corpora, StatusRows, search_here
+from c1.service import LOAD_IMPORTS, Corpora, StatusRows, load_models, search_here
 
 MAX_CORPORA = 4
 """Collections kept open at once (least recently used dropped first)."""
 DRAIN_S = 60.0
 """On exit, how long requests in flight may still run."""
 WARM_IMPORTS = (
-    "numpy", "onnxruntime", "tokenizers", "tantivy", "chromadb",
-    "c1.config", "c1.corpus.embedders", "c1.corpus.rerankers", "c1.corpus.indexer", "c1.agent.corpus",
-    "c1.agent.search", "c1.agent.policies", "c1.agent.policies.builtin", "c1.service", "c1.commands.status",
+    *LOAD_IMPORTS, "tantivy", "chromadb",
+    "c1.config", "c1.corpus.indexer", "c1.agent.corpus", "c1.agent.search", "c1.agent.policies",
+    "c1.agent.policies.builtin", "c1.agent.passages", "c1.harmony", "c1.service", "c1.commands.status",
 )
 """What the warm-up thread imports before any request may import anything. Two threads importing
 numpy (or chromadb, which imports it) at once can leave one with ``ImportError: ... partially
-initialized module``: so requests wait until these are in ``sys.modules`` (:attr:`Resident.imported`)."""
+initialized module``: so requests wait until these are in ``sys.modules`` (:attr:`Resident.imported`).
+The first ones (:data:`c1.service.LOAD_IMPORTS`) are what the models need: once they are imported, a
+second thread loads the models (:func:`c1.service.load_models`, which imports nothing) while this one
+imports chromadb and the rest."""
 
 
 class Resident:
@@ -54,11 +57,17 @@ class Resident:
         self._served = 0
         """Requests answered (searches and status, errors included; not those that failed)."""
         self._last = time.monotonic()
+        self._asking = 0
+        """Requests of users' commands in progress (``warm`` requests aside)."""
         self.corpora = Corpora(max_open=MAX_CORPORA, share_embedders=True)
         self.status_rows = StatusRows()
         self.imported = threading.Event()
         """Set once the warm-up thread has imported :data:`WARM_IMPORTS` (or failed to): until then a
         request imports nothing (one importer at a time)."""
+        self.loaded = threading.Event()
+        """Set once the models are loaded (or failed to): tests and ``warm`` wait for it."""
+        self._warmed: set[tuple] = set()
+        """Collections a ``warm`` request has run a first search on (:meth:`_warm_collection`)."""
 
     # lifetime ---------------------------------------------------------------------------
     def serve(self) -> None:
@@ -110,27 +119,45 @@ class Resident:
             pass
 
     def _warm(self) -> None:
-        """Load what every search needs while the first request is on its way: the imports first (requests
-        wait for them), then the embedder's session."""
+        """Load what every search needs while the first request is on its way: the imports (requests wait
+        for them) and, from the moment the models' own imports are done, the models in a second thread."""
+        self._started = time.monotonic()
         try:
             self._import()
         finally:
             self.imported.set()
-        try:
-            from c1.config import Settings
-
-            self.corpora.embedder(Settings(home=Path(self.home))).embed(["warm up"])
-        except Exception as exc:  # the request that needs it reports the error
-            log(f"warm-up failed: {type(exc).__name__}: {exc}")
+            log(f"warm-up: imported in {time.monotonic() - self._started:.2f} s")
 
     def _import(self) -> None:
         import importlib
 
+        missing = False
         for name in WARM_IMPORTS:
             try:
                 importlib.import_module(name)
             except Exception as exc:  # an optional library missing: the request that needs it reports it
+                missing = missing or name in LOAD_IMPORTS
                 log(f"warm-up: cannot import {name}: {type(exc).__name__}: {exc}")
+            if name == LOAD_IMPORTS[-1]:
+                if missing:  # the loads would import it again, beside this thread: not
+                    self.loaded.set()
+                else:
+                    threading.Thread(target=self._load, name="c1-daemon-load", daemon=True).start()
+
+    def _load(self) -> None:
+        """The models of a search of this home's default collection (:func:`c1.service.load_models`)."""
+        try:
+            from c1.config import load_settings
+
+            settings = load_settings().with_flags(home=self.home)  # the config file and C1_* of the command that started it
+            problems = load_models(settings, self.corpora.embedder(settings))
+            for problem in problems:  # the request that needs it reports the error
+                log(f"warm-up failed: {problem}")
+            log(f"warm-up: models loaded {time.monotonic() - self._started:.2f} s after the start")
+        except Exception as exc:
+            log(f"warm-up failed: {type(exc).__name__}: {exc}")
+        finally:
+            self.loaded.set()
 
     # requests ---------------------------------------------------------------------------
     def _handle(self, conn: socket.socket) -> None:
@@ -155,17 +182,23 @@ class Resident:
                 if request.get("home") != self.home:
                     send({"type": "refused", "reason": "home", "message": f"this process serves {self.home}"})
                     return
+                if request.get("op") == "warm":
+                    send({"type": "accepted"})  # the sender goes on at once (`c1 index`)
+                asking = int(request.get("op") != "warm")
                 with self._lock:
                     self._active += 1
+                    self._asking += asking
                 try:
                     self.imported.wait()  # no import of numpy or chromadb in two threads at once
                     self._dispatch(request, send)
                 finally:
                     with self._lock:
                         self._active -= 1
+                        self._asking -= asking
                         self._last = time.monotonic()
-                with self._lock:
-                    self._served += 1
+                if request.get("op") != "warm":  # asked by `c1 index`, not by a user's command
+                    with self._lock:
+                        self._served += 1
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the command went away (Ctrl-C, a closed pipe): nothing to answer
             except Exception as exc:  # a bug: logged; the command works in-process instead
@@ -188,6 +221,8 @@ class Resident:
             self._search(request, send)
         elif op == "status":
             self._status_rows(request, send)
+        elif op == "warm":
+            self._warm_collection(request, send)
         else:
             send({"type": "failed", "message": f"unknown request {op!r}"})
 
@@ -207,6 +242,34 @@ class Resident:
         if request.get("trajectories"):
             reply["trajectories"] = result.trajectories
         send(reply)
+
+    def _warm_collection(self, request: dict, send) -> None:
+        """``c1 index`` asks: as it starts, with no settings (being started is all: the collection may be
+        half made yet); once it has committed (and, watching, now and then), open the collection or see what
+        was written since and, the first time, run one search on it, so that the user's first search finds
+        every cache a search fills already filled — not while a user's request is being answered (it would
+        only compete with it; that request fills them). Nothing a search returns depends on it. The sender
+        does not wait (it had ``accepted`` before the imports)."""
+        if request.get("settings") is None:  # only started (the process warms up as it starts)
+            send({"type": "warmed", "opened": False})
+            return
+        settings = protocol.settings_from_json(request["settings"])
+        try:
+            corpus = self.corpora.get(settings, refresh=True)
+        except C1Error as exc:  # not searchable yet (the first commit is to come): the next ``warm`` opens it
+            send({"type": "warmed", "opened": False, "message": str(exc)})
+            return
+        self.loaded.wait(120)
+        key = (Corpora.key(settings), id(corpus))
+        with self._lock:
+            first = key not in self._warmed and self._asking == 0
+            if first:
+                self._warmed.add(key)
+        if first:
+            started = time.monotonic()
+            search_here(settings, "warm up", lambda *said: None, corpus=corpus)
+            log(f"warm-up: a first search of {settings.collection!r} took {time.monotonic() - started:.2f} s")
+        send({"type": "warmed", "opened": True})
 
     def _status_rows(self, request: dict, send) -> None:
         settings = protocol.settings_from_json(request["settings"])
