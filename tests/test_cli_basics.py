@@ -77,3 +77,27 @@ def test_the_policy_names_of_the_settings_are_the_registrys():
     from c1.config import CHOICES
 
     assert CHOICES["policy"] == NAMES
+
+
+def test_ctrl_c_while_the_cli_is_imported_exits_130_in_one_line():
+    """A Ctrl-C in the first few tenths of a second of any command, while Python was importing the CLI,
+    printed a traceback: the entry point turns it into the one line and exit code a running command gives."""
+    import subprocess
+    import sys
+
+    script = ("import builtins\n"
+              "real = builtins.__import__\n"
+              "def interrupted(name, *args, **kwargs):\n"
+              "    if name == 'c1.cli':\n"
+              "        raise KeyboardInterrupt\n"
+              "    return real(name, *args, **kwargs)\n"
+              "builtins.__import__ = interrupted\n"
+              "from c1.__main__ import run\n"
+              "run()\n")
+    got = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert got.returncode == 130 and got.stderr == "c1: interrupted\n", got.stderr
+    import tomllib
+    from pathlib import Path
+
+    scripts = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["c1"] == "c1.__main__:run"
