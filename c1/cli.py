@@ -99,7 +99,7 @@ def _exit_now_if_busy(code: int) -> None:
     import threading
 
     if threading.active_count() > 1:
-        readonly = sys.modules.get("c1.corpus.readonly")
+        readonly = sys.modules.get("c1.store.readonly")
         if readonly is not None:
             readonly.cleanup()
         sys.stderr.flush()

@@ -11,8 +11,8 @@ import pytest
 
 from c1.agent import events as ev
 from c1.agent.context import Context, ToolCall
-from c1.agent.corpus import Corpus
-from c1.agent.fusion import rrf
+from c1.retrieval.corpus import Corpus
+from c1.retrieval.fusion import rrf
 from c1.agent.loop import Agent
 from c1.agent.output import Ranked, parse_final, render_final
 from c1.agent.policy import Reply

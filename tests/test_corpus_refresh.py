@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from c1.agent.corpus import Corpus
+from c1.retrieval.corpus import Corpus
 from c1.config import Settings
 
 

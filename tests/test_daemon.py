@@ -371,7 +371,8 @@ def test_a_search_through_the_resident_process_imports_only_the_round_trip(home)
     heavy = sorted(n for n in names if n.split(".")[0] in ("pydantic", "pydantic_core", "chromadb", "onnxruntime",
                                                             "numpy", "tantivy", "tokenizers", "rich"))
     assert heavy == []
-    assert sorted(n for n in names if n.startswith(("c1.agent.", "c1.corpus."))) == ["c1.agent.result"]
+    ours = ("c1.agent.", "c1.index.", "c1.store.", "c1.retrieval.")
+    assert sorted(n for n in names if n.startswith(ours)) == ["c1.agent.result"]
     bad = c1(home, "search", QUESTIONS[0], "-k", "0")
     assert bad.rc == 2 and "-k" in bad.stderr and "Traceback" not in bad.stderr
 

@@ -1,4 +1,4 @@
-"""The embedders (c1/corpus/embedders.py): MiniLM's batching, bge-small (the default: CLS pooling, the query
+"""The embedders (c1/store/embedders.py): MiniLM's batching, bge-small (the default: CLS pooling, the query
 instruction, pinned files), where ONNX runs, --embed-url requests in flight, and a collection keeping its embedder."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from c1.corpus import embedders
-from c1.corpus.embedders import (
+from c1.store import embedders
+from c1.store.embedders import (
     BGE_QUERY_PREFIX,
     BgeSmallEmbedder,
     EmbedderError,

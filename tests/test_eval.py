@@ -297,7 +297,7 @@ def test_loader_errors(tmp_path):
 
 
 class FakeCorpus:
-    """Just enough of c1.agent.corpus.Corpus for Keys: documents and their chunks (start, end, page)."""
+    """Just enough of c1.retrieval.corpus.Corpus for Keys: documents and their chunks (start, end, page)."""
 
     def __init__(self, docs: dict[str, tuple[str | None, str, list[tuple[int, int, int | None]]]]):
         self.docs = {d: SimpleNamespace(doc_id=d, source_id=sid, path=path) for d, (sid, path, _) in docs.items()}
@@ -660,7 +660,7 @@ def filler(rng: random.Random, lines: int) -> list[str]:
 
 
 def test_e2e_financebench_pages(tmp_path, capsys):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.commands.eval import run_eval_command
 
     rng = random.Random(5)

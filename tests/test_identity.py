@@ -1,4 +1,4 @@
-"""Document-level evidence (c1.agent.identity): the question's names and period against each
+"""Document-level evidence (c1.retrieval.identity): the question's names and period against each
 document's identity, as a ranking signal of ``Corpus.hybrid``.
 
 Unit tests on reading questions and scoring identities, then real collections: long documents
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from c1.agent.identity import asked, evidence, identity
+from c1.retrieval.identity import asked, evidence, identity
 from conftest import copy_file, hotpot_paragraphs, write_jsonl
 
 
@@ -119,7 +119,7 @@ def annual_reports(new_c1_env, shared_data):
 
 
 def _open(env):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     return Corpus(load_settings().with_flags(home=str(env.home)))
@@ -143,7 +143,7 @@ def test_hybrid_ranks_the_report_the_question_names_first(annual_reports, compan
 
 def test_passages_are_left_to_their_own_scores(new_c1_env, shared_data):
     """One-chunk documents take no document-level evidence: the ranking is BM25 ∥ dense → RRF alone."""
-    from c1.agent.fusion import rrf
+    from c1.retrieval.fusion import rrf
 
     env = new_c1_env("passages")
     corpus_file = write_jsonl(env.root / "paras.jsonl", hotpot_paragraphs(shared_data, 3))

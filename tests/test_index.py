@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from c1.corpus.embedders import DEFAULT_EMBEDDER
+from c1.store.embedders import DEFAULT_EMBEDDER
 
 from conftest import chroma_collection, copy_file, enron_messages, inspect_collection, invoke_cli, read_manifest, wait_for
 
@@ -38,8 +38,8 @@ def free_port() -> int:
 
 def docs_by_key(paths: list[Path]) -> dict:
     """Load the files again, as the indexer does: key → Document."""
-    from c1.corpus.loaders import load
-    from c1.corpus.walk import walk
+    from c1.index.loaders import load
+    from c1.index.walk import walk
 
     sources, _ = walk([str(p) for p in paths], max_bytes=1 << 30)
     return {d.key: d for s in sources for d in load(s)}
@@ -193,7 +193,7 @@ def test_embedder_mismatch_is_refused_before_connecting(indexed, small_corpus):
 
 
 def test_changed_deleted_added_are_counted_exactly(c1_home, invoke_c1, small_corpus, shared_data, tmp_path):
-    from c1.corpus.lexical import LexicalIndex
+    from c1.store.lexical import LexicalIndex
 
     corpus = tmp_path / "corpus"
     shutil.copytree(small_corpus.path, corpus)
@@ -428,7 +428,7 @@ def test_a_failed_first_run_leaves_no_collection_behind(c1_home, invoke_c1, enro
 # --- crash safety -------------------------------------------------------------------------------
 
 
-COMMIT = "c1.corpus.manifest.Manifest.replace_files"
+COMMIT = "c1.store.manifest.Manifest.replace_files"
 """The manifest transaction that commits a batch of files (crash tests pause right after the first)."""
 
 
@@ -506,18 +506,18 @@ class InjectedCrash(Exception):
 
 @pytest.fixture(scope="module")
 def embedder():
-    from c1.corpus.embedders import make_embedder
+    from c1.store.embedders import make_embedder
 
     return make_embedder()
 
 
 CRASH_POINTS = [
     # (what fails, on which call, during which run)
-    ("c1.corpus.manifest.Manifest.replace_files", 2, "first"),  # Chroma and tantivy ahead of the manifest
-    ("c1.corpus.vectors.VectorStore.upsert", 2, "first"),  # batch marked pending, nothing written
-    ("c1.corpus.lexical.LexicalIndex.add", 7, "first"),  # Chroma written, tantivy half written
-    ("c1.corpus.manifest.Manifest.remove_files", 1, "update"),  # a deleted file gone from Chroma only
-    ("c1.corpus.manifest.Manifest.replace_files", 1, "update"),  # changed file's new chunks not recorded
+    ("c1.store.manifest.Manifest.replace_files", 2, "first"),  # Chroma and tantivy ahead of the manifest
+    ("c1.store.vectors.VectorStore.upsert", 2, "first"),  # batch marked pending, nothing written
+    ("c1.store.lexical.LexicalIndex.add", 7, "first"),  # Chroma written, tantivy half written
+    ("c1.store.manifest.Manifest.remove_files", 1, "update"),  # a deleted file gone from Chroma only
+    ("c1.store.manifest.Manifest.replace_files", 1, "update"),  # changed file's new chunks not recorded
 ]
 
 
@@ -525,9 +525,9 @@ CRASH_POINTS = [
 def test_injected_crash_is_repaired_by_the_next_run(c1_home, enron_folder, embedder, monkeypatch, target, nth, run):
     from c1.commands.status import collection_status
     from c1.config import load_settings
-    from c1.corpus.indexer import Indexer
+    from c1.index.indexer import Indexer
 
-    monkeypatch.setattr("c1.corpus.indexer.BATCH_CHUNKS", 4)  # several batches from a few files
+    monkeypatch.setattr("c1.index.indexer.BATCH_CHUNKS", 4)  # several batches from a few files
     folder = enron_folder(10, smallest=True)
     settings = load_settings()
     if run == "update":
@@ -659,10 +659,10 @@ def test_the_progress_lines_at_80_columns(c1_home, tmp_path, monkeypatch, shared
 
     from rich.cells import cell_len
 
-    import c1.corpus.indexer as ix
+    import c1.index.indexer as ix
     from c1.commands.index import progress_lines
     from c1.config import load_settings
-    from c1.corpus.embedders import make_embedder
+    from c1.store.embedders import make_embedder
 
     folder = tmp_path / "mixed [2019] folder"
     folder.mkdir()
@@ -697,7 +697,7 @@ def test_the_progress_lines_at_80_columns(c1_home, tmp_path, monkeypatch, shared
     assert shares == sorted(shares) and shares[-1] == 100 and shares[0] < 100, shares
     in_hand = next(s for s in states if s.current.endswith(long_name))
     assert progress_lines(in_hand, 30.0, 80)[1].lstrip().startswith("the quarterly report"), "the file in hand, named"
-EMBED_ROUND = "c1.corpus.manifest.Manifest.set_vectors"
+EMBED_ROUND = "c1.store.manifest.Manifest.set_vectors"
 """What records an embedding round (phase 2): every file is searchable by keywords before its first call."""
 
 

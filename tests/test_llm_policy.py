@@ -320,7 +320,7 @@ def test_auto_skips_a_replica_that_is_down():
 
 @pytest.fixture(scope="module")
 def corpus(hotpot_index: HotpotIndex):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
 
     c = Corpus(Settings(home=hotpot_index.home))
     yield c

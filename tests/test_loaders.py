@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from c1.corpus.documents import Document, Skip
-from c1.corpus.loaders import html_to_text, load, load_with_warnings
-from c1.corpus.walk import Source, walk
+from c1.index.documents import Document, Skip
+from c1.index.loaders import html_to_text, load, load_with_warnings
+from c1.index.walk import Source, walk
 
 MB = 1 << 20
 DATA = Path(
@@ -51,7 +51,7 @@ def pdf_outcomes() -> dict[str, tuple[str, object]]:
     """Every PDF of shared/data/pdf loaded once, without OCR (tests/test_ocr.py has it):
     relative path -> ("ok", Document), ("skip", reason) or ("error", repr of any other
     exception). About 5 s on 2 cores."""
-    from c1.corpus.loaders import ocr
+    from c1.index.loaders import ocr
 
     ocr.set_mode("never")
     try:
@@ -152,7 +152,7 @@ def test_pdf_title_from_metadata_else_first_page_heading(pdf_outcomes):
     # "Microsoft Word - SPECIAL BOARD AGENDA 040616.doc": the heading in the largest type instead
     assert title("pdfplumber_tests/cupertino_usd_4-6-16.pdf") == (
         "cupertino usd 4 6 16 — Board of Education Special Meeting AGENDA")
-    from c1.corpus.loaders.titles import is_junk
+    from c1.index.loaders.titles import is_junk
 
     loaded = [doc for status, doc in pdf_outcomes.values() if status == "ok"]
     assert [doc.title for doc in loaded if is_junk(doc.title)] == []
@@ -172,7 +172,7 @@ def test_filing_titles_say_which_filing(filing):
 
 
 def test_title_rules():
-    from c1.corpus.loaders.titles import (
+    from c1.index.loaders.titles import (
         is_junk, running_heads, salient_heading, strip_heading_marks, with_name_words)
 
     for junk in ["Document", "untitled", "Microsoft Word - 151201DSP-Fond-581-90D", "10811.exe",
@@ -232,7 +232,7 @@ def test_pdf_encrypted_with_empty_password_opens():
 
 @pytest.mark.parametrize("kind", ["pdf", "html", "text", "eml", "mbox", "jsonl", "rtf", "csv", "docx", "epub"])
 def test_empty_and_unreadable_files_say_so(tmp_path, kind):
-    from c1.corpus.loaders import format_of
+    from c1.index.loaders import format_of
 
     if format_of(kind).missing():
         pytest.skip(format_of(kind).missing())
@@ -316,7 +316,7 @@ def filing():
     without OCR (a chart page would cost seconds)."""
     import functools
 
-    from c1.corpus.loaders import ocr
+    from c1.index.loaders import ocr
 
     ocr.set_mode("never")
     yield functools.cache(lambda name: load_one(data_dir("financebench", "pdfs", name), "pdf"))
@@ -341,7 +341,7 @@ def test_statement_rows_keep_label_and_values_on_one_line(filing):
 
 
 def test_join_rows_joins_only_values_beside_their_label():
-    from c1.corpus.loaders.pdf_rows import join_rows
+    from c1.index.loaders.pdf_rows import join_rows
 
     def page(*lines):
         """PDFium-like text and a box_of() from (text, box) pairs."""
@@ -530,7 +530,7 @@ def test_a_few_bad_bytes_beside_few_accented_letters_stay_utf8(tmp_path):
 
 
 def test_scan_counts_unsupported_files_by_extension(tmp_path):
-    from c1.corpus.walk import scan
+    from c1.index.walk import scan
 
     for name in ["a.txt", "b.ZIP", "c.zip", "tool.py", "Makefile", "sub/d.zip", ".hidden.zip", "7."]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -740,7 +740,7 @@ def test_walk_unreadable_folder(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)
 
-    monkeypatch.setattr("c1.corpus.walk.os.scandir", scandir)
+    monkeypatch.setattr("c1.index.walk.os.scandir", scandir)
     sources, skipped = walk([str(tmp_path)], max_bytes=MB)
     assert sources == [Source(str(tmp_path / "a.txt"), "text")]
     assert skipped == [(str(locked), "cannot read folder (Permission denied)")]
@@ -772,7 +772,7 @@ def test_walk_maildir(tmp_path):
 
 def test_load_raises_only_skip(tmp_path):
     """Every kind of loader on every kind of bad input: Skip, nothing else."""
-    from c1.corpus.loaders import formats
+    from c1.index.loaders import formats
 
     samples = {
         "empty": b"",
@@ -797,8 +797,8 @@ def test_load_raises_only_skip(tmp_path):
 
 
 def test_exchange_x_from_name_becomes_the_display_name(tmp_path):
-    from c1.corpus.loaders import load
-    from c1.corpus.walk import Source
+    from c1.index.loaders import load
+    from c1.index.walk import Source
 
     msg = tmp_path / "m.eml"
     msg.write_text(
@@ -814,7 +814,7 @@ def test_exchange_x_from_name_becomes_the_display_name(tmp_path):
 
 
 def test_walk_takes_its_extensions_from_the_registry(tmp_path):
-    from c1.corpus.loaders import extensions, formats
+    from c1.index.loaders import extensions, formats
 
     assert set(extensions().values()) <= set(formats())
     for ext, kind in extensions().items():
@@ -825,7 +825,7 @@ def test_walk_takes_its_extensions_from_the_registry(tmp_path):
 
 
 def test_a_format_whose_library_is_missing_names_the_extra():
-    from c1.corpus.loaders import Format
+    from c1.index.loaders import Format
 
     def never_called(path):
         raise AssertionError(path)

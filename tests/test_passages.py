@@ -1,4 +1,4 @@
-"""Passages (c1/agent/passages.py) through a real `c1 search --json` over a small real corpus: three
+"""Passages (c1/retrieval/passages.py) through a real `c1 search --json` over a small real corpus: three
 NDAs of the shared legal set and a 4-page PDF, indexed with the real embedder and stores."""
 
 import json
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from c1.agent.passages import choose, excerpt
+from c1.retrieval.passages import choose, excerpt
 from c1.commands.search import plain_result, render_text
 from conftest import shared_data_dir
 from c1.view import LiveView
@@ -89,7 +89,7 @@ def test_evidence_tokens_bounds_the_passages(legal):
 
 
 def test_passages_of_a_paged_file_carry_the_page_that_holds_them(legal):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     settings = load_settings().with_flags(home=legal.env["C1_HOME"], daemon=False)
@@ -175,7 +175,7 @@ def coke(new_c1_env):
 
 
 def _open(env):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     return Corpus(load_settings().with_flags(home=env.env["C1_HOME"], daemon=False))
@@ -209,7 +209,7 @@ def test_inside_a_document_the_question_leaves_out_the_clause_that_names_it(lega
     """Issue 19: "Consider UALR's Non-Disclosure Agreement; Does the document require ... Confidential
     Information ...?" was read inside the NDA as "Consider ; Does the document require that all be
     expressly identified ...": the clause's own terms went with the names of the document."""
-    from c1.agent.passages import within
+    from c1.retrieval.passages import within
 
     corpus = _open(legal)
     try:
@@ -232,7 +232,7 @@ def test_a_filings_passages_span_its_pages(coke):
     at least three of its pages, and the page holding the figure is still among them."""
     from collections import Counter
 
-    from c1.agent.passages import PER_PAGE
+    from c1.retrieval.passages import PER_PAGE
 
     corpus = _open(coke)
     try:
@@ -263,7 +263,7 @@ def test_a_short_paragraph_gets_its_supporting_sentence(new_c1_env):
             f.write(json.dumps({"id": title, "title": title, "text": "".join(sentences)}) + "\n")
     done = env.run("index", corpus_dir, "--quiet")
     assert done.rc == 0, done.stderr
-    from c1.agent.passages import within
+    from c1.retrieval.passages import within
 
     corpus = _open(env)
     try:

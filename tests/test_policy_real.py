@@ -17,12 +17,12 @@ from dataclasses import replace
 import pytest
 
 from c1.agent import events as ev
-from c1.agent.corpus import Corpus
+from c1.retrieval.corpus import Corpus
 from c1.agent.policies.builtin import BuiltinPolicy
 from c1.agent.search import run_search
 from c1.config import Settings
-from c1.corpus.embedders import MiniLMEmbedder
-from c1.corpus.indexer import Indexer
+from c1.store.embedders import MiniLMEmbedder
+from c1.index.indexer import Indexer
 from conftest import enron_messages, shared_data_dir
 
 DATA = shared_data_dir()

@@ -79,7 +79,7 @@ def test_a_long_lived_reader_sees_a_reindex(c1_home, run_c1, notes):
 
 
 def test_the_corpus_caches_are_bounded(c1_home, run_c1, notes, monkeypatch):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     for i in range(5):
@@ -212,7 +212,7 @@ def test_copies_left_by_a_killed_process_are_removed_by_the_next(tmp_path, monke
     and leaves those of live processes alone."""
     import tempfile
 
-    from c1.corpus import readonly
+    from c1.store import readonly
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     gone = subprocess.Popen(["true"])

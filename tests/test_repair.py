@@ -193,7 +193,7 @@ def test_a_damaged_lexical_index_is_seen_and_rebuilt(home, run_c1, template, dam
     r = result.json()
     assert r["repaired"] is True and r["unchanged"] == template.report["added"] and r["chunks"] == 0
     inspect_collection(home).assert_consistent()
-    from c1.corpus.lexical import LexicalIndex
+    from c1.store.lexical import LexicalIndex
 
     hits = LexicalIndex(home / "collections" / "default" / "lexical").search("quartzite moraines", 3)
     assert hits, "keyword search works again"
@@ -273,9 +273,9 @@ def test_a_crash_between_the_chroma_write_and_the_manifest_write_is_found_by_has
     run on another folder must leave neither."""
     from c1.commands.status import collection_status
     from c1.config import load_settings
-    from c1.corpus.embedders import make_embedder
-    from c1.corpus.indexer import Indexer
-    from c1.corpus.manifest import Manifest
+    from c1.store.embedders import make_embedder
+    from c1.index.indexer import Indexer
+    from c1.store.manifest import Manifest
 
     corpus = tmp_path / "corpus"
     shutil.copytree(template.corpus, corpus)

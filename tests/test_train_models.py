@@ -26,7 +26,7 @@ from llm_server import HotpotIndex, hotpot_index  # noqa: E402,F401  (fixture)
 from test_train_collect import hotpot_tasks  # noqa: E402
 
 from c1.agent import prompts  # noqa: E402
-from c1.agent.corpus import Corpus  # noqa: E402
+from c1.retrieval.corpus import Corpus  # noqa: E402
 from c1.config import Settings  # noqa: E402
 from c1.train.tasks import validate_task  # noqa: E402
 

@@ -13,7 +13,7 @@ import pytest
 
 from llm_server import HotpotIndex, ScriptedServer, Step, completion, hotpot_index, llama_server  # noqa: F401
 
-from c1.agent.corpus import Corpus
+from c1.retrieval.corpus import Corpus
 from c1.config import Settings
 from c1.train.synth import Synth, SynthConfig, check_task_against_corpus, entities
 from c1.train.tasks import iter_jsonl, read_tasks, validate_task

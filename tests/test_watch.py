@@ -436,7 +436,7 @@ def test_the_search_api_sees_changes_without_a_restart(c1_home, watch, tmp_path)
 def test_a_reader_mid_search_survives_a_write_its_chroma_client_has_not_seen(c1_home, run_c1, tmp_path):
     """A search that starts before a batch and ends after it: the manifest and the lexical index already
     show the new chunks, the reader's embedded Chroma client (its index in memory) does not."""
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     (tmp_path / "glacier.md").write_text(GLACIER)
@@ -488,7 +488,7 @@ def test_mcp_sees_changes_without_a_restart(c1_home, watch, tmp_path):
 
 
 def test_the_batcher_waits_for_quiet_and_for_bursts_to_end():
-    from c1.corpus.watch import Batcher
+    from c1.index.watch import Batcher
 
     b = Batcher(debounce=0.5, max_hold=60)
     assert b.due_in(0.0) is None
@@ -517,7 +517,7 @@ def test_the_batcher_waits_for_quiet_and_for_bursts_to_end():
 
 
 def test_changed_paths_follow_the_walk_rules(tmp_path):
-    from c1.corpus.walk import scan, scan_changed
+    from c1.index.walk import scan, scan_changed
 
     root = tmp_path / "docs"
     for rel in ("a.md", "sub/b.txt", "sub/c.zip", ".hidden/d.md", "__pycache__/e.md", ".f.md", "g.md~",
@@ -543,7 +543,7 @@ def test_changed_paths_follow_the_walk_rules(tmp_path):
 
 
 def test_files_under_is_a_prefix_of_whole_names(tmp_path):
-    from c1.corpus.manifest import FileRecord, Manifest
+    from c1.store.manifest import FileRecord, Manifest
 
     m = Manifest(tmp_path / "m.sqlite")
     paths = ["/a/b", "/a/b/c.md", "/a/b/d/e.md", "/a/bc.md", "/a/b0.md", "/a/b.md", "/z.md"]
@@ -560,7 +560,7 @@ def test_status_tells_a_batch_in_progress_from_an_interrupted_run(c1_home, run_c
 
     from c1.commands.status import collection_status
     from c1.config import load_settings
-    from c1.corpus.indexer import CollectionLock, lock_holder
+    from c1.index.indexer import CollectionLock, lock_holder
 
     (tmp_path / "glacier.md").write_text(GLACIER)
     assert run_c1("index", tmp_path, "--quiet").rc == 0

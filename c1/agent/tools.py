@@ -23,8 +23,8 @@ from c1.agent.context import Block, Context, Shown
 from c1.agent.events import ChunkRef
 
 if TYPE_CHECKING:
-    from c1.agent.corpus import Corpus
-    from c1.corpus.manifest import Chunk, DocRecord
+    from c1.retrieval.corpus import Corpus
+    from c1.store.manifest import Chunk, DocRecord
 
 
 @dataclass(frozen=True)
@@ -264,7 +264,7 @@ def _read(tools: Tools, doc_id, query: str):
     chunks = [c for c in corpus.doc_chunks(doc_id) if c.id not in tools.context.shown]
     if not chunks:
         return Observation(f"All {doc.n_chunks} chunk(s) of {doc_id} were already shown in this run.")
-    from c1.agent.passages import by_page, rank_in_document
+    from c1.retrieval.passages import by_page, rank_in_document
 
     # the likeliest pages first (the chunks of the page holding the figure asked about, not page 1)
     return doc, [(c, doc, s) for c, s in by_page(rank_in_document(corpus, query, chunks, rerank=True))]

@@ -14,9 +14,9 @@ from c1.errors import C1Error
 def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: bool, quiet: bool,
               rebuild: bool = False, ocr: bool = False, watch: bool = False, debounce: float | None = None,
               keywords_only: bool = False) -> int:
-    from c1.corpus.embedders import embedder_for
-    from c1.corpus.indexer import Indexer
-    from c1.corpus.loaders import ocr as ocr_reader
+    from c1.store.embedders import embedder_for
+    from c1.index.indexer import Indexer
+    from c1.index.loaders import ocr as ocr_reader
 
     if watch and strict:
         raise C1Error("--strict sets the exit code of one run; a watch runs until stopped: use --strict without --watch")
@@ -50,7 +50,7 @@ def run_index(settings: Settings, paths: list[str], *, strict: bool, json_out: b
 def interrupted(settings: Settings) -> str:
     """What Ctrl-C left: the files committed before it are kept (searchable by keywords at once), and the
     next run goes on from there (it re-reads only what is not indexed yet, and embeds what has no vector)."""
-    from c1.corpus.manifest import Manifest
+    from c1.store.manifest import Manifest
 
     path = settings.collection_dir / "manifest.sqlite"
     try:
@@ -103,7 +103,7 @@ def _skipped(report) -> None:
 def _unsupported_line(counts: dict[str, int]) -> str:
     """``ignored 3 files of unsupported types: .zip 2, .png 1 (install c1[ocr] to index .png
     files)`` (most common first; what to install for kinds that an extra would read)."""
-    from c1.corpus.loaders.registry import needs_extra
+    from c1.index.loaders.registry import needs_extra
 
     total = sum(counts.values())
     kinds = ", ".join(f"{ext} {n}" for ext, n in counts.items())
@@ -114,7 +114,7 @@ def _unsupported_line(counts: dict[str, int]) -> str:
 @contextmanager
 def progress(show: bool):
     """The progress bar around one indexing run (pages read by OCR included); gives the callback."""
-    from c1.corpus.loaders import ocr as ocr_reader
+    from c1.index.loaders import ocr as ocr_reader
 
     with _progress_bar(show) as on_progress:
         ocr_reader.on_page = on_progress.ocr_page

@@ -79,7 +79,7 @@ def run_synth(settings: Settings, *, out: Path, teacher_url: str | None, teacher
               api_key: str | None, seeds: int, levels: int, items: int, min_items: int, distractors: int,
               neighbours: int, concurrency: int, rpm: float | None, temperature: float, max_tokens: int,
               seed: int, json_out: bool, quiet: bool, json_mode: str = "auto", timeout: float = 600.0) -> int:
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.train.synth import Synth, SynthConfig
     from c1.train.teacher import Teacher
 
@@ -129,7 +129,7 @@ def run_synth(settings: Settings, *, out: Path, teacher_url: str | None, teacher
 def run_collect(settings: Settings, *, tasks: Path, out: Path, runs: int, workers: int, low_rate: float,
                 negatives: float, beta: float, seed: int, max_level: int | None, limit: int | None,
                 json_out: bool, quiet: bool, tool_names: dict | None = None) -> int:
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.tools import ToolConfig
     from c1.train.collect import SelectConfig, collect
@@ -223,7 +223,7 @@ def run_rl(settings: Settings, flags: "RlFlags", *, tasks: Path, model: Path, ou
            renderer: str, reasoning_effort: str | None, start_date: str | None, vllm_url: str | None,
            vllm_model: str | None, json_out: bool, quiet: bool, tool_names: dict | None = None) -> int:
     _need_train_deps()
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.agent.tools import ToolConfig
     from c1.train.model import add_lora
     from c1.train.policy import VLLMGenerator

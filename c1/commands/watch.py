@@ -30,8 +30,8 @@ SHOWN_PER_BATCH = 20
 def run_watch(settings: Settings, embedder, paths: list[str], *, json_out: bool, quiet: bool, rebuild: bool,
               debounce: float) -> int:
     from c1.commands.index import _summary, progress
-    from c1.corpus.indexer import Indexer
-    from c1.corpus.watch import FileEvents, Watch
+    from c1.index.indexer import Indexer
+    from c1.index.watch import FileEvents, Watch
 
     stop = threading.Event()
     indexer = Indexer(settings, embedder, stop=stop)

@@ -13,13 +13,13 @@ It drives the same four tools under the same context rules as a model would, in 
    time follow the bridge entities of the best documents so far (pivots): names in a pivot's
    content that the question does not contain, the one in the sentence that matches the question
    best first (never a header field, a date, a bare first name or a name written all over the
-   corpus: c1/agent/evidence.py);
+   corpus: c1/retrieval/evidence.py);
 3. follow the bridges of the documents that became pivots, and read multi-chunk documents that
    lead the answer;
 4. stop when a round leaves the answer set unchanged, or after ``max_rounds``.
 
 Every document held is scored against the question from what the run has seen
-(:class:`c1.agent.evidence.Ranker`: similarity, the question's own search, names, rare terms and
+(:class:`c1.retrieval.evidence.Ranker`: similarity, the question's own search, names, rare terms and
 phrases, document identity, links and bridges from pivots), and its score is a confidence in
 [0, 1]. Documents the question names keep their place in the answer (all of them for a
 comparison question). Only documents that the question's own search found, or that have evidence
@@ -45,13 +45,13 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from c1.agent import evidence as evd
+from c1.retrieval import evidence as evd
 from c1.agent.context import Message, ToolCall
-from c1.agent.corpus import content_terms, search_depth
+from c1.retrieval.corpus import content_terms, search_depth
 from c1.agent.output import Ranked, render_final
-from c1.agent.policies import text as tx
+from c1.retrieval import text as tx
 from c1.agent.policy import AgentState, Reply
-from c1.corpus.names import file_name_words
+from c1.store.names import file_name_words
 
 _CLAUSE = re.compile(r",|;|\b(?:and|who|which|that|whose|where|when|while|but)\b", re.IGNORECASE)
 _COMPARE = re.compile(
