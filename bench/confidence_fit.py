@@ -38,7 +38,7 @@ def nonsense(questions: list[str], n: int, seed: int = 0) -> list[str]:
     the combination in no document."""
     import random
 
-    from c1.retrieval.corpus import content_terms
+    from c1.retrieval.terms import content_terms
 
     vocab = sorted({t for q in questions for t in content_terms(q) if t.isalpha() and len(t) > 3})
     rng = random.Random(seed)

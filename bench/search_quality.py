@@ -315,7 +315,7 @@ def floor_study(args, qs: list[Question]) -> int:
     import random
     import string
 
-    from c1.retrieval.corpus import content_terms, coverage
+    from c1.retrieval.terms import content_terms, coverage
 
     pool = Pool(args.home)
     c = pool.corpus

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -34,25 +33,7 @@ from c1.config import Settings
 from c1.store.embedders import Embedder, EmbedderError, embedder_for
 from c1.store.manifest import Chunk, DocRecord
 from c1.errors import C1Error
-
-STOPWORDS = frozenset(
-    "a an and are as at be by did do does for from had has have he her his how in is it its of on or "
-    "she that the their them they this to was were what when where which who whom whose why will with "
-    "you your i we our us not no than then there these those been being into about also can could "
-    "would should may might must shall one ones name named called".split()
-)
-_WORD = re.compile(r"[\w']+")
-
-
-def content_terms(text: str) -> list[str]:
-    """Lower-cased words that carry meaning (no stopwords, no 1-letter tokens), in order, unique."""
-    seen: dict[str, None] = {}
-    for w in _WORD.findall(text.lower()):
-        w = w.strip("'")
-        if len(w) > 1 and w not in STOPWORDS:
-            seen.setdefault(w, None)
-    return list(seen)
-
+from c1.retrieval.terms import content_terms, coverage
 
 def search_depth(k: int) -> int:
     """How many chunks of a ranking one search returns for ``k`` documents: ``max(4k, 20)`` (a
@@ -546,11 +527,3 @@ def _vector_mark(settings) -> tuple | None:
 def _file_id(path) -> tuple[int, int]:
     st = os.stat(path)
     return st.st_dev, st.st_ino
-
-
-def coverage(terms: list[str], text: str) -> float:
-    """Share of query terms that occur in ``text`` (prefix match, a cheap stand-in for stemming)."""
-    words = set(_WORD.findall(text.lower()))
-    stems = {w[:5] for w in words if len(w) > 4}
-    hit = sum(1 for t in terms if t in words or (len(t) > 4 and t[:5] in stems))
-    return hit / len(terms)

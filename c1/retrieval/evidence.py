@@ -47,7 +47,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from c1.retrieval.corpus import STOPWORDS, content_terms
+from c1.retrieval.terms import STOPWORDS, content_terms
 from c1.retrieval import text as tx
 from c1.store.ids import chunk_id
 from c1.store.lexical import stems

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from c1.retrieval.corpus import STOPWORDS
+from c1.retrieval.terms import STOPWORDS
 
 W_NAME = 2.0
 W_PERIOD = 1.0

@@ -110,7 +110,7 @@ class TermDenseScorer:
         return [round(0.5 * a + 0.5 * max(0.0, b), 4) for a, b in zip(lexical, dense)]
 
     def terms(self, question: str, texts: list[str]) -> list[float]:
-        from c1.retrieval.corpus import content_terms
+        from c1.retrieval.terms import content_terms
         from c1.store.lexical import stems
 
         wanted = list(dict.fromkeys(s for t in content_terms(question) for s in (stems(t) or [t])))
@@ -222,7 +222,7 @@ def within(corpus, question: str, doc_id: str) -> str:
     says Coca-Cola on every page) is left out of the rest. Terms of the clause itself stay, though
     its first page holds them ("Confidential Information" in an NDA): they say what is asked. A
     one-chunk document, or a question left with no content word, keeps the question whole."""
-    from c1.retrieval.corpus import content_terms
+    from c1.retrieval.terms import content_terms
 
     rec = corpus.doc(doc_id) if hasattr(corpus, "doc") else None
     if rec is None or rec.n_chunks <= 1 or not hasattr(corpus, "identity"):
@@ -481,7 +481,7 @@ def justify(ranker, doc, qsim: dict[str, float], ranking=None) -> str:
     its rarity in the corpus (and, for a document a bridge brought in, the bridge's name), best chunk
     first on ties; never a header, greeting, signature or separator, and a sentence that many chunks
     hold word for word (a mailing list's footer, a disclaimer) is boilerplate, passed over."""
-    from c1.retrieval.corpus import content_terms
+    from c1.retrieval.terms import content_terms
     from c1.store.lexical import stems
 
     weights = dict(ranker.asked.weights)
@@ -550,7 +550,7 @@ def excerpt(text: str, question: str, limit: int = EXCERPT) -> tuple[str, list[t
     """A short, one-line excerpt of ``text`` around the question's terms, and the spans in it of the
     words that match a term of the question (same stem): the part of the passage that holds most
     of them, cut at words, with "…" where text was left out."""
-    from c1.retrieval.corpus import content_terms
+    from c1.retrieval.terms import content_terms
     from c1.store.lexical import stems
 
     flat = sx.readable(text)

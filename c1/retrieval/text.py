@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from c1.retrieval.corpus import STOPWORDS
+from c1.retrieval.terms import STOPWORDS
 from c1.retrieval.sentences import line_spans
 
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")

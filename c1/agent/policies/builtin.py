@@ -47,7 +47,8 @@ from dataclasses import dataclass, field
 
 from c1.retrieval import evidence as evd
 from c1.agent.context import Message, ToolCall
-from c1.retrieval.corpus import content_terms, search_depth
+from c1.retrieval.corpus import search_depth
+from c1.retrieval.terms import content_terms
 from c1.agent.output import Ranked, render_final
 from c1.retrieval import text as tx
 from c1.agent.policy import AgentState, Reply
