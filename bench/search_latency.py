@@ -51,7 +51,8 @@ def build_collection(home: Path, n: int, seed: int = 0) -> Path:
 
     from c1.config import load_settings
     from c1.store.ids import chunk_id, doc_id_for
-    from c1.index.indexer import chroma_metadata, open_store
+    from c1.index.indexer import chroma_metadata
+    from c1.store.collection import open_store
     from c1.store.manifest import Chunk, DocRecord, FileRecord
 
     settings = load_settings().with_flags(home=str(home), collection="default")

@@ -207,7 +207,8 @@ def test_a_repair_embeds_and_indexes_chunks_with_the_same_header(new_c1_env, sha
 
     from c1.config import load_settings
     from c1.store.embedders import make_embedder
-    from c1.index.indexer import Indexer, open_store
+    from c1.index.indexer import Indexer
+    from c1.store.collection import open_store
 
     env = new_c1_env("repair")
     src = shared_data / "pdf" / "pypdf_sample_files" / "006-pdflatex-outline" / "pdflatex-outline.pdf"

@@ -560,7 +560,7 @@ def test_status_tells_a_batch_in_progress_from_an_interrupted_run(c1_home, run_c
 
     from c1.commands.status import collection_status
     from c1.config import load_settings
-    from c1.index.indexer import CollectionLock, lock_holder
+    from c1.store.lock import CollectionLock, lock_holder
 
     (tmp_path / "glacier.md").write_text(GLACIER)
     assert run_c1("index", tmp_path, "--quiet").rc == 0

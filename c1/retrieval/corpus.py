@@ -109,7 +109,7 @@ class Corpus:
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="c1-search")
 
     def _open(self, vectors=None) -> None:
-        from c1.index.indexer import open_store
+        from c1.store.collection import open_store
 
         mark = _vector_mark(self.settings)  # before the store is read: a write after it changes the mark
         store = open_store(self.settings, self.embedder, create=False, vectors=vectors)
@@ -139,7 +139,7 @@ class Corpus:
         """``self.embedding``: None once every chunk has its vector, else how far embedding is (``c1 index``
         writes keywords first): chunks without a vector are found by BM25 only, so results may be less
         complete, never wrong. Said in ``warnings`` (stderr) and in ``--json`` (stats)."""
-        from c1.index.indexer import lock_holder
+        from c1.store.lock import lock_holder
 
         missing = self.store.manifest.count_without_vectors()
         self.warnings = list(self._base_warnings)
