@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from c1.agent.context import Block, Context, Shown
 from c1.agent.events import ChunkRef
+from c1.retrieval.searcher import Searcher
 
 if TYPE_CHECKING:
     from c1.retrieval.corpus import Corpus
@@ -71,6 +72,8 @@ class ToolSpec:
 class Tools:
     def __init__(self, corpus: "Corpus", context: Context, question: str, config: ToolConfig = ToolConfig()):
         self.corpus = corpus
+        self.searcher = Searcher(corpus)
+        """What the policy may look up besides these tools (``AgentState.searcher``)."""
         self.context = context
         self.config = config
         self.current_query = question

@@ -178,7 +178,7 @@ class BuiltinPolicy:
             self._own = self._own_search(state)  # also reads the question's names as the corpus writes them
             self._entities_q = tx.question_entities(self._q)
             self._comparison = is_comparison(self._q)
-            self._ranker = evd.Ranker(self._q, state.corpus, self.common_mentions, self.common_share,
+            self._ranker = evd.Ranker(self._q, state.searcher, self.common_mentions, self.common_share,
                                       weights=self.weights)
             reply = self._searches(names, [_Query(self._q, "question")])
             for phrase in self._phrases(self._q):
@@ -261,11 +261,11 @@ class BuiltinPolicy:
         new = [shown[c] for d in self._docs.values() for c in d.chunks if c not in self._qsim]
         if not new:
             return
-        corpus = state.corpus
-        if corpus is not None and hasattr(corpus, "rank_chunks"):
+        searcher = state.searcher
+        if searcher is not None:
             if self._qvec is None:
-                self._qvec = corpus.embed_query(self._q)
-            self._qsim.update(evd.similarities(corpus, self._q, self._qvec,
+                self._qvec = searcher.embed_query(self._q)
+            self._qsim.update(evd.similarities(searcher, self._q, self._qvec,
                                                [(s.chunk_id, s.title, s.text) for s in new]))
         else:
             terms = content_terms(self._q)
@@ -417,12 +417,12 @@ class BuiltinPolicy:
         """The documents of the question's own search, in its order (the corpus's ranking, read
         past what the first call could show); also notes the chunks one search would return for
         its top documents (``_own_chunks``: those among its first ``search_depth(k)`` chunks)."""
-        corpus = state.corpus
-        if corpus is None or not hasattr(corpus, "hybrid"):
+        searcher = state.searcher
+        if searcher is None:
             return []
         if self._qvec is None:
-            self._qvec = corpus.embed_query(self._q)
-        hits = corpus.hybrid(state.question, corpus.CANDIDATES, vector=self._qvec)
+            self._qvec = searcher.embed_query(self._q)
+        hits = searcher.hybrid(state.question, searcher.CANDIDATES, vector=self._qvec)
         texts = [h.chunk.text for h in hits]
         docs = {h.doc.doc_id: h.doc for h in hits}
         names = [n for d in docs.values() for n in (d.title, file_name_words(d.path) if d.key == d.path else "")]
@@ -441,7 +441,7 @@ class BuiltinPolicy:
     def _worth_reading(self, state: AgentState) -> list[str]:
         out = []
         for doc_id in self._answer_ids()[:2]:
-            doc = state.corpus.doc(doc_id) if state.corpus is not None else None
+            doc = state.searcher.doc(doc_id) if state.searcher is not None else None
             if doc_id in self._read or doc is None:
                 continue
             shown = sum(1 for s in state.context.shown.values() if s.doc_id == doc_id)
