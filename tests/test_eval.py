@@ -22,6 +22,7 @@ from c1.eval.datasets import Question, load_dataset, page_key, select
 from c1.eval.runner import (
     Keys, RowWriter, System, answer_found, load_rows, parse_systems, prepare_run_dir, score_row,
 )
+from c1.eval.settings import EvalFlags
 
 HOTPOT = "hotpotqa/hotpotqa_dev_distractor_200.jsonl"
 
@@ -535,8 +536,8 @@ def test_e2e_resume_computes_only_new_questions(pooled_runs):
 
 def test_e2e_rerun_is_a_no_op_and_prints(pooled_runs, capsys):
     p = pooled_runs
-    code = p.run_eval_command(p.settings, "hotpotqa", str(p.hotpot8), systems="builtin,hybrid,bm25", limit=8,
-                              out=p.out, json_out=True)
+    code = p.run_eval_command(p.settings, "hotpotqa", str(p.hotpot8), EvalFlags(systems="builtin,hybrid,bm25", limit=8,
+                                                                                 out=p.out), json_out=True)
     out, err = capsys.readouterr()
     assert code == 0
     s = json.loads(out)
@@ -678,8 +679,8 @@ def test_e2e_financebench_pages(tmp_path, capsys):
          "answer": "12 cents", "evidence": [{"evidence_text": "...", "evidence_page_num": 0}]},
     ])
     settings = Settings(home=tmp_path / "home", max_docs=1)
-    assert run_eval_command(settings, "financebench", str(path), systems="bm25", out=tmp_path / "run",
-                            plot=False, json_out=True, quiet=True) == 0
+    assert run_eval_command(settings, "financebench", str(path), EvalFlags(systems="bm25", out=tmp_path / "run",
+                                                                           no_plot=True), json_out=True, quiet=True) == 0
     s = json.loads(capsys.readouterr().out)
     rows = {r["qid"]: r for r in load_rows(tmp_path / "run" / "results.jsonl")}
     assert rows["fb1"]["gold"] == ["ACME_2022_10K.pdf#p3"] and rows["fb2"]["gold"] == ["ZENITH_2021_10K.pdf#p1"]

@@ -15,7 +15,8 @@ from llm_server import HotpotIndex, ScriptedServer, Step, completion, hotpot_ind
 
 from c1.retrieval.corpus import Corpus
 from c1.config import Settings
-from c1.train.synth import Synth, SynthConfig, check_task_against_corpus, entities
+from c1.train.settings import SynthConfig
+from c1.train.synth import Synth, check_task_against_corpus, entities
 from c1.train.tasks import iter_jsonl, read_tasks, validate_task
 from c1.train.teacher import RateLimiter, Teacher, TeacherError, first_json_object
 
