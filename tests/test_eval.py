@@ -22,7 +22,7 @@ from c1.eval.datasets import Question, load_dataset, page_key, select
 from c1.eval.runner import (
     Keys, RowWriter, System, answer_found, load_rows, parse_systems, prepare_run_dir, score_row,
 )
-from c1.eval.settings import EvalFlags
+from c1.eval.settings import EvalFlags, EvalOptions
 
 HOTPOT = "hotpotqa/hotpotqa_dev_distractor_200.jsonl"
 
@@ -478,7 +478,7 @@ def pooled_runs(hotpot8: Path, tmp_path_factory):
     """Pooled over the 8 records' 80 paragraphs, builtin + hybrid + bm25 at k=5: 4 questions, then
     8 into the same run directory (resume), then 8 again (nothing to do)."""
     from c1.commands.eval import run_eval_command
-    from c1.eval.runner import EvalOptions, run_eval
+    from c1.eval.runner import run_eval
 
     root = tmp_path_factory.mktemp("eval-pooled")
     settings = Settings(home=root / "home", max_docs=5)
@@ -555,7 +555,7 @@ def test_e2e_rerun_is_a_no_op_and_prints(pooled_runs, capsys):
 
 def test_e2e_other_config_refused_then_forced_and_compared(pooled_runs, capsys):
     from c1.commands.eval import run_compare_command
-    from c1.eval.runner import EvalOptions, run_eval
+    from c1.eval.runner import run_eval
 
     p = pooled_runs
     k3 = Settings(home=p.settings.home, max_docs=3)
@@ -574,7 +574,7 @@ def test_e2e_other_config_refused_then_forced_and_compared(pooled_runs, capsys):
 
 
 def test_e2e_per_question_setting(hotpot8, tmp_path):
-    from c1.eval.runner import EvalOptions, run_eval
+    from c1.eval.runner import run_eval
 
     settings = Settings(home=tmp_path / "home", max_docs=2)
     run = run_eval(settings, EvalOptions("hotpotqa", str(hotpot8), setting="per-question", systems="bm25,hybrid",
@@ -600,7 +600,7 @@ def test_e2e_llm_system_costs(pooled_runs, tmp_path):
     are counted per question."""
     from llm_server import ScriptedServer, Step, completion
 
-    from c1.eval.runner import EvalOptions, run_eval
+    from c1.eval.runner import run_eval
 
     records = [json.loads(line) for line in pooled_runs.hotpot8.read_text().splitlines()[:2]]
     script = []

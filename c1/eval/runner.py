@@ -28,7 +28,7 @@ from pathlib import Path
 
 from c1.agent.policies import NAMES as POLICIES
 from c1.config import Settings
-from c1.eval.settings import EvalFlags
+from c1.eval.settings import EvalOptions
 from c1.errors import C1Error
 from c1.eval import metrics
 from c1.eval.baselines import BASELINES
@@ -80,23 +80,6 @@ def parse_systems(spec: str, default_parallel: int = 1) -> list[System]:
 
 
 # --- options and results -----------------------------------------------------------------------
-
-
-@dataclass
-class EvalOptions:
-    dataset: str
-    path: str
-    setting: str = EvalFlags.setting
-    systems: str | None = EvalFlags.systems
-    """Comma-separated; default: the configured policy (``--policy``, else auto)."""
-    limit: int | None = EvalFlags.limit
-    seed: int | None = EvalFlags.seed
-    concurrency: int = EvalFlags.concurrency
-    out: Path | None = EvalFlags.out
-    force: bool = EvalFlags.force
-    split: str | None = EvalFlags.split
-    docs: str | None = EvalFlags.docs
-    plot: bool = not EvalFlags.no_plot
 
 
 @dataclass

@@ -1,17 +1,14 @@
-"""The options of ``c1 eval DATASET PATH``, declared once (:class:`EvalFlags`; c1/cli.py makes the flags
-from it, :class:`c1.eval.runner.EvalOptions` reads its defaults from it). Light, as ``c1 --help`` reads
-it: nothing of the runner, the datasets or the agent."""
+"""The options of ``c1 eval DATASET PATH``, declared once: :class:`EvalFlags` (c1/cli.py makes the flags
+from it) and :class:`EvalOptions` (what the runner reads, its defaults read from the flags). Light, as
+``c1 --help`` reads it: nothing of the runner, the datasets or the agent."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from c1.options import option
-
-if TYPE_CHECKING:
-    from c1.eval.runner import EvalOptions
 
 
 @dataclass(frozen=True)
@@ -31,8 +28,23 @@ class EvalFlags:
 
     def options(self, dataset: str, path: str) -> "EvalOptions":
         """What the runner reads for ``dataset`` at ``path``."""
-        from c1.eval.runner import EvalOptions
-
         return EvalOptions(dataset=dataset, path=path, setting=self.setting, systems=self.systems, limit=self.limit,
                            seed=self.seed, concurrency=max(1, self.concurrency), out=self.out, force=self.force,
                            split=self.split, docs=self.docs, plot=not self.no_plot)
+
+
+@dataclass
+class EvalOptions:
+    dataset: str
+    path: str
+    setting: str = EvalFlags.setting
+    systems: str | None = EvalFlags.systems
+    """Comma-separated; default: the configured policy (``--policy``, else auto)."""
+    limit: int | None = EvalFlags.limit
+    seed: int | None = EvalFlags.seed
+    concurrency: int = EvalFlags.concurrency
+    out: Path | None = EvalFlags.out
+    force: bool = EvalFlags.force
+    split: str | None = EvalFlags.split
+    docs: str | None = EvalFlags.docs
+    plot: bool = not EvalFlags.no_plot
