@@ -660,7 +660,7 @@ def test_the_progress_lines_at_80_columns(c1_home, tmp_path, monkeypatch, shared
     from rich.cells import cell_len
 
     import c1.index.indexer as ix
-    from c1.commands.index import progress_lines
+    from c1.commands.index_view import progress_lines
     from c1.config import load_settings
     from c1.store.embedders import make_embedder
 
