@@ -91,7 +91,8 @@ def run(dataset: str, home: Path, systems: list[str], k: int, limit: int | None,
 
 def policy_choice(settings, system, options: dict | None):
     """The system's policy (None for a baseline); the built-in one with ``options`` (BuiltinPolicy fields)."""
-    from c1.agent.policies import PolicyChoice, choose_policy
+    from c1.agent.policies import choose_policy
+    from c1.agent.policies.choice import PolicyChoice
 
     if system.kind != "agent":
         return None
