@@ -50,6 +50,7 @@ def test_rrf_matches_hand_computation():
 
 
 # --- tools ---------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_search_returns_whole_unseen_chunks_within_budget(corpus):
     tools, ctx = _tools(corpus, search_tokens=400)
     first = tools.execute("search_corpus", {"query": "drummer Hall of Fame"})

@@ -84,6 +84,7 @@ def _search_until_done(url: str, body: dict) -> tuple[httpx.Response, int]:
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_concurrent_requests_are_bounded_and_consistent(api, hotpot_index: HotpotIndex):
     questions = [q["question"] for q in hotpot_index.questions]
     expected = {}
@@ -295,6 +296,7 @@ def test_the_cached_policy_choice_is_the_one_for_the_requests_budget(tmp_path):
     assert service.choice(replace(settings, budget=SMALL_BUDGET)).factory(0).prune_below == PRUNE_BELOW
 
 
+@pytest.mark.slow
 def test_a_failing_model_server_is_502_with_its_reason(hotpot_index: HotpotIndex):
     """The model server lists its model but answers chat requests with HTTP 500: a bad gateway
     naming the server and its reason (JSON and SSE), never a 200 with no documents."""

@@ -159,6 +159,7 @@ def _open(env):
 
 
 @pytest.mark.parametrize("name, other", [("ACME", "ZENITH"), ("ZENITH", "ACME")])
+@pytest.mark.slow
 def test_file_name_words_reach_bm25_and_the_embedding(twin_filings, name, other):
     corpus = _open(twin_filings)
     try:
@@ -200,6 +201,7 @@ def test_a_year_glued_to_a_word_is_also_searched_alone():
         "what", "is", "the", "fy2018", "2018", "capex", "2022q2", "2022", "usd"]
 
 
+@pytest.mark.slow
 def test_a_repair_embeds_and_indexes_chunks_with_the_same_header(new_c1_env, shared_data):
     """Vectors lost from Chroma and a lexical index rebuilt after a crash come back as the first
     run made them: the repair rebuilds each chunk's header from the manifest alone."""

@@ -178,6 +178,7 @@ def _finds_its_subject(run_c1, mail) -> bool:
     return path.name in json.dumps(json.loads(out.stdout)["documents"])
 
 
+@pytest.mark.slow
 def test_a_collection_keeps_its_embedder_until_rebuild(run_c1, enron_folder, c1_home):
     from conftest import chroma_collection, copy_enron, shared_data_dir
 

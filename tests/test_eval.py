@@ -496,6 +496,7 @@ def pooled_runs(hotpot8: Path, tmp_path_factory):
                            marker=marker, marker_mtime=marker_mtime, run_eval_command=run_eval_command)
 
 
+@pytest.mark.slow
 def test_e2e_pooled_scores(pooled_runs):
     s = pooled_runs.second.summary
     records = [json.loads(line) for line in pooled_runs.hotpot8.read_text().splitlines()]
@@ -573,6 +574,7 @@ def test_e2e_other_config_refused_then_forced_and_compared(pooled_runs, capsys):
     assert next(x for x in cmp["systems"] if x["system"] == "builtin")["in"] == "a"
 
 
+@pytest.mark.slow
 def test_e2e_per_question_setting(hotpot8, tmp_path):
     from c1.eval.runner import run_eval
 
@@ -660,6 +662,7 @@ def filler(rng: random.Random, lines: int) -> list[str]:
     return [" ".join(rng.choice(words) for _ in range(12)) for _ in range(lines)]
 
 
+@pytest.mark.slow
 def test_e2e_financebench_pages(tmp_path, capsys):
     from c1.retrieval.corpus import Corpus
     from c1.commands.eval import run_eval_command

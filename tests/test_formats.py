@@ -296,6 +296,7 @@ def test_missing_office_extra_is_a_one_line_skip_reason(tmp_path):
     assert out.stdout.strip() == "install c1[office] to index .docx files"
 
 
+@pytest.mark.slow
 def test_index_a_folder_of_every_format(tmp_path, run_c1, c1_home):
     folder = tmp_path / "docs"
     folder.mkdir()

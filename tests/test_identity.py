@@ -127,6 +127,7 @@ def _open(env):
 
 @pytest.mark.parametrize("company, year", [("Northwind Traders", 2019), ("Northwind Traders", 2021),
                                            ("Contoso Ltd", 2019), ("Contoso Ltd", 2021)])
+@pytest.mark.slow
 def test_hybrid_ranks_the_report_the_question_names_first(annual_reports, company, year):
     corpus = _open(annual_reports)
     try:
@@ -141,6 +142,7 @@ def test_hybrid_ranks_the_report_the_question_names_first(annual_reports, compan
         corpus.close()
 
 
+@pytest.mark.slow
 def test_passages_are_left_to_their_own_scores(new_c1_env, shared_data):
     """One-chunk documents take no document-level evidence: the ranking is BM25 ∥ dense → RRF alone."""
     from c1.retrieval.fusion import rrf
@@ -159,6 +161,7 @@ def test_passages_are_left_to_their_own_scores(new_c1_env, shared_data):
         corpus.close()
 
 
+@pytest.mark.slow
 def test_renamed_copies_of_a_long_pdf_follow_the_question(new_c1_env, shared_data):
     """The same real PDF under two file names: the question's name and year pick the copy."""
     env = new_c1_env("renamed")
@@ -176,6 +179,7 @@ def test_renamed_copies_of_a_long_pdf_follow_the_question(new_c1_env, shared_dat
 
 
 @pytest.mark.parametrize("company, year", [("Northwind Traders", 2019), ("Contoso Ltd", 2021)])
+@pytest.mark.slow
 def test_builtin_policy_returns_the_named_report_first_and_what_its_first_search_found(annual_reports, company, year):
     """The built-in policy on long documents with one shared title ("ANNUAL REPORT"): the report
     the question names comes first, with the chunk the question's own search ranks first."""

@@ -58,6 +58,7 @@ def indexed(new_c1_env, small_corpus):
     return env
 
 
+@pytest.mark.slow
 def test_report_counts(indexed, small_corpus):
     r = indexed.report
     assert REPORT_KEYS <= set(r)
@@ -192,6 +193,7 @@ def test_embedder_mismatch_is_refused_before_connecting(indexed, small_corpus):
 # --- incremental updates -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_changed_deleted_added_are_counted_exactly(c1_home, invoke_c1, small_corpus, shared_data, tmp_path):
     from c1.store.lexical import LexicalIndex
 
@@ -292,6 +294,7 @@ def bad_folder(tmp_path, shared_data) -> tuple[Path, dict[str, str]]:
     return d, {str(d / name): word for name, word in reasons.items()}
 
 
+@pytest.mark.slow
 def test_bad_input_is_skipped_listed_and_counted(c1_home, run_c1, bad_folder):
     folder, expected = bad_folder
     result = run_c1("index", folder, "--json")
@@ -325,6 +328,7 @@ def test_bad_input_is_skipped_listed_and_counted(c1_home, run_c1, bad_folder):
     inspect_collection(c1_home).assert_consistent()
 
 
+@pytest.mark.slow
 def test_strict_and_quiet_still_says_the_skipped_files(c1_home, run_c1, tmp_path):
     """`--strict -q` exited 1 and printed nothing: the exit code says files were skipped, stderr says which."""
     folder = tmp_path / "docs"
@@ -357,6 +361,7 @@ def test_dangling_symlink_path_is_a_one_line_error(c1_home, invoke_c1, tmp_path)
     invoke_c1("index", tmp_path / "link").assert_one_line_error(2, "link")
 
 
+@pytest.mark.slow
 def test_second_concurrent_index_fails_fast(c1_home, run_c1, c1_popen, enron_folder):
     folder = enron_folder(40, smallest=True)
     marker = c1_home.parent / "committed"
@@ -374,6 +379,7 @@ def test_second_concurrent_index_fails_fast(c1_home, run_c1, c1_popen, enron_fol
     inspect_collection(c1_home).assert_consistent()
 
 
+@pytest.mark.slow
 def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, invoke_c1, enron_folder):
     """An embedding server that is down on the very first run must not lock the collection to it."""
     folder = enron_folder(2)
@@ -388,6 +394,7 @@ def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, 
     assert state.meta["embedder"] == DEFAULT_EMBEDDER
 
 
+@pytest.mark.slow
 def test_keywords_only_then_a_run_that_embeds(c1_home, invoke_c1, run_c1, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -522,6 +529,7 @@ CRASH_POINTS = [
 
 
 @pytest.mark.parametrize("target,nth,run", CRASH_POINTS, ids=[f"{t.rsplit('.', 2)[-2]}.{t.rsplit('.', 1)[-1]}#{n}-{r}" for t, n, r in CRASH_POINTS])
+@pytest.mark.slow
 def test_injected_crash_is_repaired_by_the_next_run(c1_home, enron_folder, embedder, monkeypatch, target, nth, run):
     from c1.commands.status import collection_status
     from c1.config import load_settings
@@ -574,6 +582,7 @@ def test_injected_crash_is_repaired_by_the_next_run(c1_home, enron_folder, embed
 # --- the same files under other names -----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_folder_indexed_through_a_symlink_is_the_same_folder(run_c1, tmp_path):
     """`c1 index ~/link-to-notes` after `c1 index ~/notes` added every note again as new documents."""
     notes = tmp_path / "notes"
@@ -591,6 +600,7 @@ def test_a_folder_indexed_through_a_symlink_is_the_same_folder(run_c1, tmp_path)
     assert found[0]["path"] == str(notes / "a.md")
 
 
+@pytest.mark.slow
 def test_byte_identical_copies_are_one_result_listing_their_paths(run_c1, tmp_path):
     """Two copies of one note were two results, and the copy could outrank the original."""
     notes = tmp_path / "notes"
@@ -621,6 +631,7 @@ def test_byte_identical_copies_are_one_result_listing_their_paths(run_c1, tmp_pa
     assert alone["path"] == str(original) and "paths" not in alone
 
 
+@pytest.mark.slow
 def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_path):
     """`c1 eval`'s collections (dozens: one per dataset, embedder and question) were listed with the user's in
     `c1 status`, /health and MCP."""
@@ -651,6 +662,7 @@ def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_pat
         service.close()
 
 
+@pytest.mark.slow
 def test_the_progress_lines_at_80_columns(c1_home, tmp_path, monkeypatch, shared_data):
     """The progress line at 80 columns read "indexing ━━ 0… files 0 chunks · 0.0/s 0… ETA -…", with no file
     name, no chunk total, and "ETA 3:33:35" two files in (an ETA by files). Rendered here from the states a

@@ -99,6 +99,7 @@ def test_smallest_files_first():
     assert [item[1].path for item in ordered] == ["/d", "/a", "/b", "/c"]
 
 
+@pytest.mark.slow
 def test_several_reader_processes_give_the_same_index_as_one(pdf_folder, new_c1_env, monkeypatch):
     runs = {}
     for readers in ("0", "3"):

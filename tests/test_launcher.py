@@ -406,6 +406,7 @@ def test_run_raises_with_the_log_tail_when_vllm_dies_early(fake_plan):
     assert "CUDA out of memory" in info.value.log_tail and "CUDA out of memory" in str(info.value)
 
 
+@pytest.mark.slow
 def test_interrupt_tears_down_the_whole_process_group(fake_plan, tmp_path):
     pidfile = tmp_path / "engine.pid"
     plan = fake_plan(FAKE_CHILD_PIDFILE=str(pidfile))

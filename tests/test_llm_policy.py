@@ -495,6 +495,7 @@ def test_cli_policy_llm_with_server_down(hotpot_index: HotpotIndex):
     (Step(500, {"error": {"message": "engine died"}}), "HTTP 500: engine died"),
     (Step(200, "<html><body><h1>502 Bad Gateway</h1> nginx</body></html>"), "the reply is not JSON"),
 ])
+@pytest.mark.slow
 def test_cli_a_failing_model_server_is_exit_2_with_its_reason(hotpot_index: HotpotIndex, step, reason):
     """The server lists its model but fails every chat request: one line naming the server and its
     reason, exit 2 — not "nothing found" (exit 1), with or without --json."""
@@ -510,6 +511,7 @@ def test_cli_a_failing_model_server_is_exit_2_with_its_reason(hotpot_index: Hotp
             assert "nothing found" not in res.stderr and len(lines) <= 2  # the policy note, the error
 
 
+@pytest.mark.slow
 def test_cli_auto_falls_back_and_says_so(hotpot_index: HotpotIndex):
     from conftest import run_cli
 

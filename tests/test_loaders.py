@@ -158,6 +158,7 @@ def test_pdf_title_from_metadata_else_first_page_heading(pdf_outcomes):
     assert [doc.title for doc in loaded if is_junk(doc.title)] == []
 
 
+@pytest.mark.slow
 def test_filing_titles_say_which_filing(filing):
     """Metadata titles of filings are accession numbers, "Document" or generated names, and
     their first lines are "Table of Contents", "UNITED STATES", "UNITED": the title comes from
@@ -295,6 +296,7 @@ def test_pdf_pages_pdfium_cannot_read_come_from_pypdf():
     assert "安徽安利合成革股份有限公司安徽安利" not in doc.text
 
 
+@pytest.mark.slow
 def test_pdf_loading_from_threads_is_safe_and_deterministic():
     """PDFium is not thread-safe: the loader serialises it, so loaders on threads (the indexer
     loads in a background thread) neither crash nor mix up pages."""

@@ -152,6 +152,7 @@ def test_the_vocabulary_ships_pinned_and_counts_like_o200k():
     assert os.environ.get("TIKTOKEN_ENCODINGS_BASE") == before, "the environment is left as it was"
 
 
+@pytest.mark.slow
 def test_everything_sent_is_counted_exactly_as_harmony_renders_it(corpus):
     """Reasoning, tool calls, tool schemas and the template preamble all count (44k characters of
     reasoning used to count as 4 tokens, the schemas and the template as nothing)."""
@@ -189,6 +190,7 @@ def test_the_server_count_corrects_an_offset_not_a_factor(corpus):
 
 # --- the budget is a ceiling ---------------------------------------------------------------------
 @pytest.mark.parametrize("budget", [1024, 2048])
+@pytest.mark.slow
 def test_builtin_search_never_exceeds_the_budget(hotpot_index: HotpotIndex, budget):  # noqa: F811
     question = hotpot_index.questions[0]["question"]
     result = run_cli(["search", question, "--policy", "builtin", "--budget", str(budget), "--json", "-q"],
@@ -373,6 +375,7 @@ def test_slots_count_agent_runs(hotpot_index: HotpotIndex):  # noqa: F811
             srv.close()
 
 
+@pytest.mark.slow
 def test_serve_with_an_adapter_asks_for_the_adapter(tmp_path):
     """``c1 serve --lora sft=PATH``: the search API asks vLLM for the adapter, and the plan says so."""
     from conftest import REPO, isolated_env
@@ -401,6 +404,7 @@ def test_search_serve_and_mcp_take_the_same_agent_options():
         assert set(AGENT_OPTIONS) <= opts, (name, set(AGENT_OPTIONS) - opts)
 
 
+@pytest.mark.slow
 def test_auto_with_a_named_server_that_does_not_answer_warns_even_when_quiet(hotpot_index: HotpotIndex):  # noqa: F811
     from llm_server import closed_port_url
 

@@ -17,6 +17,8 @@ from c1.index.walk import Source
 pytest.importorskip("rapidocr", reason="the ocr extra: pip install 'c1[ocr]'")
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402  (Pillow comes with the ocr extra)
 
+pytestmark = pytest.mark.slow  # the OCR model reading pages on this CPU, c1 in subprocesses
+
 PAGES = [
     ["Quarterly report of the Northwind Trading Company",
      "Revenue rose to 1,577 million dollars in 2018.",

@@ -76,6 +76,7 @@ def test_json_gives_each_document_its_passages_with_true_spans_pages_and_scores(
     assert total < pile, "passages are smaller than the chunks the run saw"
 
 
+@pytest.mark.slow
 def test_evidence_tokens_bounds_the_passages(legal):
     from c1.tokens import count_tokens
 
@@ -111,6 +112,7 @@ def test_passages_of_a_paged_file_carry_the_page_that_holds_them(legal):
         corpus.close()
 
 
+@pytest.mark.slow
 def test_human_output_shows_passages_readable_at_80_and_160_columns(legal):
     result = _search(legal)
     docs = result["documents"]

@@ -79,6 +79,7 @@ def _text(world, doc_id: str) -> str:
     return " ".join(c.text for c in world[1].doc_chunks(doc_id))
 
 
+@pytest.mark.slow
 def test_follow_up_searches_come_from_content(world):
     """'What was 3M's total revenue in 2022?' with --parallel 4: no run follows a header field, a
     word that only starts a sentence or a bare first name ('Subject', 'PLEASE', 'Elizabeth' of

@@ -39,6 +39,7 @@ def indexed(new_c1_env):
 # --- long-lived readers -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_long_lived_reader_sees_a_reindex(c1_home, run_c1, notes):
     """The search service (shared by `c1 serve` and `c1 mcp`) keeps each collection open; a re-index by
     another process must reach grep's text, dense search (Chroma caches vectors per client) and lookups."""
@@ -114,6 +115,7 @@ def readonly_home(indexed, tmp_path):
         yield view
 
 
+@pytest.mark.slow
 def test_status_and_search_work_in_a_read_only_home(readonly_home, indexed, tmp_path):
     env = {**indexed.env, "C1_HOME": str(readonly_home), "TMPDIR": str(tmp_path)}
     notes = indexed.notes
@@ -139,6 +141,7 @@ def test_status_and_search_work_in_a_read_only_home(readonly_home, indexed, tmp_
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("c1-readonly-")], "private copies removed at exit"
 
 
+@pytest.mark.slow
 def test_a_read_only_copy_reads_the_write_ahead_log(run_c1, c1_home, notes, tmp_path):
     """A home copied while a process holds its manifest open (the resident process, `c1 watch`, `c1 serve`)
     keeps its last changes in manifest.sqlite-wal. Read-only, SQLite's immutable open ignored that log: the
@@ -177,6 +180,7 @@ def test_a_read_only_copy_reads_the_write_ahead_log(run_c1, c1_home, notes, tmp_
 
 
 @pytest.mark.parametrize("mode", [[], ["--json"], ["--jsonl"]])
+@pytest.mark.slow
 def test_a_closed_stdout_ends_the_search_quietly(indexed, mode):
     """`c1 search ... | head -1` (the reader gone before c1 writes): exit 0 and nothing on stderr but the
     policy note, as ripgrep does."""
@@ -191,6 +195,7 @@ def test_a_closed_stdout_ends_the_search_quietly(indexed, mode):
     assert "Traceback" not in proc.stderr and "error" not in proc.stderr.lower(), proc.stderr
 
 
+@pytest.mark.slow
 def test_search_into_head(indexed):
     command = " ".join(f"'{a}'" for a in c1_argv("search", "glacier survey", "--jsonl", "--parallel", "2"))
     proc = subprocess.run(["bash", "-o", "pipefail", "-c", f"{command} | head -1"], capture_output=True, text=True,

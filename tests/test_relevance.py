@@ -103,6 +103,7 @@ def _hybrid(world, question: str, k: int = 5) -> list[str]:
     return [d["path"].rsplit("/", 1)[-1] for d in retrieve(world[1], "hybrid", question, k)]
 
 
+@pytest.mark.slow
 def test_a_lower_cased_question_ranks_as_the_original(world):
     """Names were found by capitalisation: "consider infomagnet's non-disclosure agreement; …" lost
     "Infomagnet" and ranked another NDA first. The corpus's own forms (its file names, its text) give
@@ -218,6 +219,7 @@ def test_parallel_runs_start_from_the_first_run():
     assert [d for d, _ in fuse(runs)][:2] == ["b", "a"]
 
 
+@pytest.mark.slow
 def test_a_nonsense_question_over_mail_gets_at_most_two_documents_with_the_default_embedder(c1_home, enron_folder):
     """The "is the question supported" threshold was MiniLM's (0.45): bge-small's similarities sit higher,
     so "quantum sourdough starters on Mars" over a mail folder got the whole list, padded to k; and a mail

@@ -60,6 +60,7 @@ def search_paths(run_c1, query: str) -> list[str]:
 # --- c1 rm ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_rm_removes_the_collection_and_its_vectors(home, run_c1, template):
     assert run_c1("index", template.corpus / "notes", "-c", "keep", "--quiet").rc == 0
     result = run_c1("rm", "-c", "default", "--json")
@@ -91,6 +92,7 @@ def test_rm_after_the_folder_was_deleted_by_hand(home, run_c1):
 # --- files and folders that are gone ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_indexing_a_deleted_folder_removes_its_documents(home, run_c1, template, tmp_path):
     corpus = tmp_path / "corpus"
     shutil.copytree(template.corpus, corpus)
@@ -109,6 +111,7 @@ def test_indexing_a_deleted_folder_removes_its_documents(home, run_c1, template,
     run_c1("index", corpus / "never", "-c", "notes").assert_one_line_error(2, "never", "no such file")
 
 
+@pytest.mark.slow
 def test_a_deleted_file_named_on_the_command_line_is_removed(home, run_c1, template, tmp_path):
     note = tmp_path / "one.md"
     note.write_text(NOTES["ferry.md"])
@@ -118,6 +121,7 @@ def test_a_deleted_file_named_on_the_command_line_is_removed(home, run_c1, templ
     assert r["deleted"] == 1 and r["documents"] == 0
 
 
+@pytest.mark.slow
 def test_a_collection_recreated_after_its_folder_was_deleted_is_repaired(home, run_c1, template):
     shutil.rmtree(home / "collections" / "default")  # by hand: Chroma still holds every old vector
     result = run_c1("index", template.corpus / "notes", "--json")
@@ -133,6 +137,7 @@ def test_a_collection_recreated_after_its_folder_was_deleted_is_repaired(home, r
 # --- status lists every collection ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_status_lists_every_collection_and_why_one_is_broken(home, run_c1):
     cols = home / "collections"
     shutil.copytree(cols / "default", cols / "damaged")
@@ -178,6 +183,7 @@ DAMAGE = {
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
+@pytest.mark.slow
 def test_a_damaged_lexical_index_is_seen_and_rebuilt(home, run_c1, template, damage):
     DAMAGE[damage](home / "collections" / "default" / "lexical")
     rc, rows = status_rows(run_c1)
@@ -204,6 +210,7 @@ def test_a_damaged_lexical_index_is_seen_and_rebuilt(home, run_c1, template, dam
 # --- the Chroma store -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_damaged_chroma_store_is_rebuilt_from_the_manifest(home, run_c1, template):
     assert run_c1("index", template.corpus / "notes", "-c", "other", "--quiet").rc == 0
     db = home / "chroma" / "chroma.sqlite3"
@@ -314,6 +321,7 @@ def test_a_crash_between_the_chroma_write_and_the_manifest_write_is_found_by_has
     assert any("Patagonia" in c["text"] for c in inspect_collection(settings.home, "hashes").chunks)
 
 
+@pytest.mark.slow
 def test_manifests_from_before_hashes_are_migrated(home, run_c1, template):
     """An old manifest (no hash column) still opens, reads and indexes."""
     path = home / "collections" / "default" / "manifest.sqlite"

@@ -161,6 +161,7 @@ def test_search_reranks_its_first_chunks_only_when_asked(contract, onnx):
         on.close()
 
 
+@pytest.mark.slow
 def test_a_rerank_server_that_is_down_is_a_one_line_error(run_c1, tmp_path):
     (tmp_path / "a.txt").write_text("The ferry leaves Oyster Bay at nine.")
     (tmp_path / "b.txt").write_text("The ferry to Oyster Bay is late on Sundays.")

@@ -6,6 +6,7 @@ import signal
 import subprocess
 
 import httpx
+import pytest
 
 from conftest import c1_argv
 from llm_server import free_port
@@ -41,6 +42,7 @@ def test_api_only_refuses_port_and_names_api_port(run_c1):
     result.assert_one_line_error(2, "--api-port 9123")
 
 
+@pytest.mark.slow
 def test_api_only_exits_130_on_ctrl_c(c1_home, run_c1, tmp_path):
     (tmp_path / "note.md").write_text("# Note\n\nThe ridge survey is due on Friday.\n")
     assert run_c1("index", tmp_path / "note.md", "--quiet").rc == 0

@@ -123,6 +123,7 @@ def test_cispo_has_no_lower_bound_and_keeps_every_token_in_the_gradient():
     assert stats.clip_fraction == 0.5
 
 
+@pytest.mark.slow
 def test_cispo_matches_trls_own_loss_on_both_sides_of_the_clip(tmp_path):
     """c1's CISPO loss and gradient against TRL's GRPOTrainer._compute_loss (loss_type="cispo") on a
     real tiny model: importance ratios below 1, between 1 and ε_max, and above ε_max (clipped); the

@@ -18,17 +18,27 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("peft")
+from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
+from test_train_collect import hotpot_tasks
 
-from llm_server import HotpotIndex, hotpot_index  # noqa: E402,F401  (fixture)
-from test_train_collect import hotpot_tasks  # noqa: E402
+from c1.agent import prompts
+from c1.retrieval.corpus import Corpus
+from c1.config import Settings
+from c1.train.tasks import validate_task
 
-from c1.agent import prompts  # noqa: E402
-from c1.retrieval.corpus import Corpus  # noqa: E402
-from c1.config import Settings  # noqa: E402
-from c1.train.tasks import validate_task  # noqa: E402
+pytestmark = pytest.mark.slow  # a model trained on this CPU
+torch = None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _training_libraries():
+    """torch, transformers and peft, imported once a test of this module runs: not at collection, which
+    ``pytest -m "not slow"`` also makes (they take seconds to import)."""
+    global torch
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("peft")
+
 
 TEMPLATE = (
     "{%- if tools %}<|im_start|>system\nTools: {{ tools | map(attribute='function') | map(attribute='name') | join(', ') }}"
