@@ -265,6 +265,7 @@ def _cli(*args, home):
     return p.returncode, p.stdout, p.stderr
 
 
+@pytest.mark.slow
 def test_cli_search_json_end_to_end(corpus_settings, tmp_path):
     settings, records = corpus_settings
     traj = tmp_path / "t.json"
@@ -287,6 +288,7 @@ def test_cli_search_json_end_to_end(corpus_settings, tmp_path):
     assert {x["run"] for x in lines if "run" in x} == {0, 1}
 
 
+@pytest.mark.slow
 def test_cli_search_exit_codes(corpus_settings, tmp_path):
     settings, _ = corpus_settings
     rc, out, err = _cli("search", "anything", home=tmp_path / "empty")

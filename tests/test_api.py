@@ -58,6 +58,7 @@ def test_health(api):
     assert body["max_concurrency"] == 2 and body["busy"] == 0
 
 
+@pytest.mark.slow
 def test_search_returns_the_json_document(api, hotpot_index: HotpotIndex):
     q = hotpot_index.questions[1]
     resp = post(api.url, {"query": q["question"], "max_docs": 3})
@@ -208,6 +209,7 @@ def test_timeout_is_504_and_the_slot_comes_back(hotpot_index: HotpotIndex):
         srv.close()
 
 
+@pytest.mark.slow
 def test_token_is_checked_on_every_request(hotpot_index: HotpotIndex):
     srv = start(hotpot_index, token="s3cret")
     try:

@@ -107,6 +107,7 @@ def test_usage_errors_are_one_line(invoke_c1, args, fragment):
     invoke_c1("search", *args).assert_one_line_error(2, fragment)
 
 
+@pytest.mark.slow
 def test_a_named_server_that_does_not_answer_is_said_for_the_batch_as_for_one_search(home, questions):
     """--batch with --base-url of a server that is down: the built-in policy runs, the warning is on
     stderr even with --quiet, and every row's stats carry it (policy_warning), as a single search's do."""

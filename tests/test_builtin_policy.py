@@ -113,6 +113,7 @@ def test_nonsense_returns_nothing(world):
     assert titles == [] and result.documents == []
 
 
+@pytest.mark.slow
 def test_nonsense_exits_1_in_the_cli(world, tmp_path):
     settings = world[0]
     env = {k: v for k, v in os.environ.items() if not k.startswith("C1_")}

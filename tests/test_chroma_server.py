@@ -128,6 +128,7 @@ def test_index_into_a_chroma_server(chroma_server, c1_home, run_c1, enron_folder
     assert row["consistent"] is True and row["chroma_chunks"] == len(state.manifest_ids)
 
 
+@pytest.mark.slow
 def test_unreachable_chroma_server_is_a_one_line_error(c1_home, run_c1, enron_folder):
     url = f"http://127.0.0.1:{free_port()}"
     corpus = enron_folder(1, smallest=True)

@@ -176,6 +176,7 @@ def test_file_name_words_reach_bm25_and_the_embedding(twin_filings, name, other)
         corpus.close()
 
 
+@pytest.mark.slow
 def test_search_returns_the_chunk_text_not_the_header(twin_filings):
     from c1.agent.context import Context
     from c1.agent.tools import Tools

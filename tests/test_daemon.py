@@ -155,6 +155,7 @@ def test_searches_through_the_resident_process_print_what_in_process_searches_pr
     assert ping(home.env)["pid"] == pid, "one resident process served them all"
 
 
+@pytest.mark.slow
 def test_the_trajectory_and_errors_come_back_as_in_process(home, tmp_path):
     there = answered(home, "search", QUESTIONS[0], "--save-trajectory", tmp_path / "a.json")
     here = c1(home, "search", QUESTIONS[0], "--save-trajectory", tmp_path / "b.json", daemon=False)

@@ -120,6 +120,7 @@ def _expected(texts):
     return _normalise(np.asarray([text_vector(t) for t in texts], dtype=np.float32))
 
 
+@pytest.mark.slow
 def test_pipelined_requests_keep_the_texts_order_and_stay_within_the_bound():
     from model_servers import ModelServer
 

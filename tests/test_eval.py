@@ -454,6 +454,7 @@ def test_markdown_and_tables():
     assert max(len(line) for line in text.splitlines()) <= 80
 
 
+@pytest.mark.slow
 def test_plot_is_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     s = summary([sys_summary("builtin", f1=0.5, full_recall=0.4, latency_p50=1.2),
@@ -525,6 +526,7 @@ def test_e2e_pooled_scores(pooled_runs):
         assert by[name]["f1"] == pytest.approx(sum(r["metrics"]["f1"] for r in mine) / 8, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_e2e_resume_computes_only_new_questions(pooled_runs):
     p = pooled_runs
     assert p.first.computed == 12 and len(p.rows_after_first) == 12
@@ -535,6 +537,7 @@ def test_e2e_resume_computes_only_new_questions(pooled_runs):
     assert p.marker.stat().st_mtime_ns == p.marker_mtime  # the collection was reused, not rebuilt
 
 
+@pytest.mark.slow
 def test_e2e_rerun_is_a_no_op_and_prints(pooled_runs, capsys):
     p = pooled_runs
     code = p.run_eval_command(p.settings, "hotpotqa", str(p.hotpot8), EvalFlags(systems="builtin,hybrid,bm25", limit=8,
@@ -554,6 +557,7 @@ def test_e2e_rerun_is_a_no_op_and_prints(pooled_runs, capsys):
         assert "matplotlib is not installed" in err
 
 
+@pytest.mark.slow
 def test_e2e_other_config_refused_then_forced_and_compared(pooled_runs, capsys):
     from c1.commands.eval import run_compare_command
     from c1.eval.runner import run_eval
@@ -596,6 +600,7 @@ def test_e2e_per_question_setting(hotpot8, tmp_path):
         run_eval(settings, EvalOptions("beir", str(beir), setting="per-question", systems="bm25"))
 
 
+@pytest.mark.slow
 def test_e2e_llm_system_costs(pooled_runs, tmp_path):
     """An llm system against a scripted OpenAI-compatible server: one search, then an answer that
     names no document (the loop then ranks what the run saw). Its tokens, turns and tool calls

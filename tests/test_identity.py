@@ -204,6 +204,7 @@ def test_builtin_policy_returns_the_named_report_first_and_what_its_first_search
         corpus.close()
 
 
+@pytest.mark.slow
 def test_the_hybrid_baseline_returns_one_search_depth_of_chunks(annual_reports):
     """c1 eval's single-shot baseline on long documents: reading the ranking further to fill k
     documents adds those documents, not dozens more chunks of the first ones."""

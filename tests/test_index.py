@@ -72,6 +72,7 @@ def test_report_counts(indexed, small_corpus):
     assert "Traceback" not in indexed.stderr
 
 
+@pytest.mark.slow
 def test_stores_agree(indexed, small_corpus):
     state = inspect_collection(indexed.home)
     state.assert_consistent()
@@ -81,6 +82,7 @@ def test_stores_agree(indexed, small_corpus):
     assert state.meta["embedder"] == DEFAULT_EMBEDDER
 
 
+@pytest.mark.slow
 def test_chunk_ids_are_short_and_stable(indexed):
     state = inspect_collection(indexed.home)
     assert all(CHUNK_ID.match(i) for i in state.manifest_ids), sorted(state.manifest_ids)[:5]
@@ -92,6 +94,7 @@ def test_chunk_ids_are_short_and_stable(indexed):
     assert len({d["key"] for d in state.docs}) == len(state.docs)
 
 
+@pytest.mark.slow
 def test_source_id_survives_into_manifest_and_chroma(indexed, small_corpus):
     state = inspect_collection(indexed.home)
     jsonl = str(small_corpus.path / "hotpot" / "paragraphs.jsonl")
@@ -115,6 +118,7 @@ def test_source_id_survives_into_manifest_and_chroma(indexed, small_corpus):
     assert mail and all(m.get("from") and m.get("message_id") for m in mail)
 
 
+@pytest.mark.slow
 def test_spans_slice_the_document_text_exactly(indexed, small_corpus):
     state = inspect_collection(indexed.home)
     docs = docs_by_key([small_corpus.path])
@@ -136,6 +140,7 @@ def test_spans_slice_the_document_text_exactly(indexed, small_corpus):
     assert len(pages_seen) >= 3, f"a 4-page PDF should spread its chunks over pages, got {pages_seen}"
 
 
+@pytest.mark.slow
 def test_rerun_without_changes_embeds_nothing(indexed, small_corpus):
     """Speed is bench/index_speed.py's to measure; here: a re-run reads no file again and embeds nothing."""
     before = inspect_collection(indexed.home)
@@ -150,6 +155,7 @@ def test_rerun_without_changes_embeds_nothing(indexed, small_corpus):
     assert after.manifest_ids == before.manifest_ids
 
 
+@pytest.mark.slow
 def test_status_json(indexed, small_corpus):
     result = invoke_cli("status", "--json", env=indexed.env)
     assert result.rc == 0, result.stderr
@@ -165,10 +171,12 @@ def test_status_json(indexed, small_corpus):
     assert plain.rc == 0 and "consistent" in plain.stdout
 
 
+@pytest.mark.slow
 def test_status_of_unknown_collection(indexed):
     invoke_cli("status", "--collection", "nope", env=indexed.env).assert_one_line_error(2, "nope")
 
 
+@pytest.mark.slow
 def test_embedder_mismatch_is_refused_before_connecting(indexed, small_corpus):
     """A collection keeps its embedder: another one is refused before any connection is made."""
     with socket.socket() as server:
@@ -253,6 +261,7 @@ def test_changed_deleted_added_are_counted_exactly(c1_home, invoke_c1, small_cor
     inspect_collection(c1_home).assert_consistent()
 
 
+@pytest.mark.slow
 def test_indexing_a_second_path_leaves_the_first_alone(c1_home, invoke_c1, enron_folder, tmp_path):
     first = enron_folder(3, "a")
     second = tmp_path / "b"
@@ -420,6 +429,7 @@ def test_keywords_only_then_a_run_that_embeds(c1_home, invoke_c1, run_c1, tmp_pa
 
 
 @pytest.mark.parametrize("flag", ["--embed-url", "--chroma-url"])
+@pytest.mark.slow
 def test_a_failed_first_run_leaves_no_collection_behind(c1_home, invoke_c1, enron_folder, flag):
     """A dead server on the very first run: one line, exit 2, and no empty collection for `c1 status` to flag."""
     folder = enron_folder(2)

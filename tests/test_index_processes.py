@@ -80,6 +80,7 @@ def test_reader_count_rules(monkeypatch):
 
 
 @pytest.mark.parametrize("value", ["two", "-1", "1000"])
+@pytest.mark.slow
 def test_a_bad_c1_readers_is_a_one_line_error(value, c1_home, run_c1, tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# A\n\nSome words.\n")
@@ -219,6 +220,7 @@ def test_a_stop_while_reader_processes_read_leaves_none_and_the_next_run_complet
     assert len({d["path"] for d in state.docs}) == r["added"] + r["unchanged"]
 
 
+@pytest.mark.slow
 def test_a_reader_process_that_dies_leaves_its_files_to_the_indexer(pdf_folder, c1_home, monkeypatch, new_c1_env):
     """A crash inside a reader (here: SIGKILL from outside, as a native library's crash would end it) breaks the
     pool; the files it had not handed back are read by the indexer itself, and the index is the same as ever."""

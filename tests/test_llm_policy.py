@@ -482,6 +482,7 @@ def test_a_final_id_the_run_never_saw_is_not_returned(corpus, hotpot_index: Hotp
 # --- the CLI ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_policy_llm_with_server_down(hotpot_index: HotpotIndex):
     from conftest import run_cli
 

@@ -261,6 +261,7 @@ def test_pdf_hand_made_failures(tmp_path):
             assert str(exc)
 
 
+@pytest.mark.slow
 def test_pdf_text_comes_from_pdfium_many_times_faster_than_pypdf():
     """PDFium reads the same pages as pypdf, at a fraction of its CPU time (18× over the shared
     PDFs in bench/pdf_extract.py; the bound here leaves room for a noisy machine)."""
@@ -283,6 +284,7 @@ def test_pdf_text_comes_from_pdfium_many_times_faster_than_pypdf():
         assert len(page_words & words) >= 0.8 * len(page_words), number
 
 
+@pytest.mark.slow
 def test_pdf_pages_pdfium_cannot_read_come_from_pypdf():
     # a CJK font that PDFium cannot map to text (GBK-EUC-H CMap, no ToUnicode)
     doc = load_one(data_dir("pdf", "pdfplumber_tests", "pr-136-example.pdf"), "pdf")
@@ -325,6 +327,7 @@ def filing():
     ocr.set_mode("auto")
 
 
+@pytest.mark.slow
 def test_statement_rows_keep_label_and_values_on_one_line(filing):
     """Rows of the FinanceBench gold statement pages: pypdf put every value on its own line
     (0.66 of gold rows whole over the 27 pages, bench/pdf_tables.py); PDFium plus the row
@@ -381,6 +384,7 @@ def enron() -> tuple[list[Source], list[list[Document]]]:
     return sources, [load(source) for source in sources]
 
 
+@pytest.mark.slow
 def test_enron_walk_finds_all_messages(enron):
     sources, _ = enron
     assert len(sources) == 993
@@ -389,6 +393,7 @@ def test_enron_walk_finds_all_messages(enron):
     assert all(Path(s.path).name.endswith(".") for s in sources)
 
 
+@pytest.mark.slow
 def test_enron_each_message_is_one_document_with_headers(enron):
     sources, loaded = enron
     # This sample has no RFC 2047 encoded or non-ASCII header (checked); the hand-made .eml

@@ -21,6 +21,7 @@ def long_pdf(shared_data, tmp_path):
     return copy_file(shared_data / PDF, tmp_path / "docs" / "amcor.pdf")
 
 
+@pytest.mark.slow
 def test_progress_moves_inside_a_long_file(c1_home, long_pdf, monkeypatch):
     from c1.config import load_settings
     from c1.index import indexer

@@ -333,6 +333,7 @@ def _slow_model():
     return ScriptedServer(default=Step(delay=0.3, body=completion(None, [("search_corpus", {"query": "drummer"})])))
 
 
+@pytest.mark.slow
 def test_a_timed_out_parallel_search_stops_all_its_runs_before_its_slots_are_freed(hotpot_index: HotpotIndex):  # noqa: F811
     import time
 
@@ -352,6 +353,7 @@ def test_a_timed_out_parallel_search_stops_all_its_runs_before_its_slots_are_fre
             srv.close()
 
 
+@pytest.mark.slow
 def test_slots_count_agent_runs(hotpot_index: HotpotIndex):  # noqa: F811
     import time
     from concurrent.futures import ThreadPoolExecutor
@@ -418,6 +420,7 @@ def test_auto_with_a_named_server_that_does_not_answer_warns_even_when_quiet(hot
     assert len(lines) == 1 and "warning" in lines[0] and url in lines[0] and "built-in policy" in lines[0]
 
 
+@pytest.mark.slow
 def test_a_policy_that_cannot_load_says_what_failed(hotpot_index: HotpotIndex):  # noqa: F811
     import subprocess
     import sys

@@ -43,6 +43,7 @@ def _search(env, *args):
     return json.loads(got.stdout)
 
 
+@pytest.mark.slow
 def test_json_gives_each_document_its_passages_with_true_spans_pages_and_scores(legal):
     from c1.tokens import count_tokens
 
@@ -89,6 +90,7 @@ def test_evidence_tokens_bounds_the_passages(legal):
     assert bad.rc == 2 and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_passages_of_a_paged_file_carry_the_page_that_holds_them(legal):
     from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
@@ -130,6 +132,7 @@ def test_human_output_shows_passages_readable_at_80_and_160_columns(legal):
     assert re.search(r"\x1b\[[0-9;]*1[;m][^\x1b]*confidential", coloured, re.I), "the question's terms are in bold"
 
 
+@pytest.mark.slow
 def test_the_live_view_marks_the_kept_passages_within_80_columns(legal):
     result = _search(legal)
     console = Console(record=True, width=80, force_terminal=False, color_system=None)
@@ -183,6 +186,7 @@ def _open(env):
     return Corpus(load_settings().with_flags(home=env.env["C1_HOME"], daemon=False))
 
 
+@pytest.mark.slow
 def test_read_document_gives_the_page_that_holds_the_figure_first(coke):
     """Issue 19: the 10-K ranked first, but none of its returned chunks held "61,800" (page 11)."""
     from c1.agent.context import Context
@@ -207,6 +211,7 @@ def test_read_document_gives_the_page_that_holds_the_figure_first(coke):
         corpus.close()
 
 
+@pytest.mark.slow
 def test_inside_a_document_the_question_leaves_out_the_clause_that_names_it(legal):
     """Issue 19: "Consider UALR's Non-Disclosure Agreement; Does the document require ... Confidential
     Information ...?" was read inside the NDA as "Consider ; Does the document require that all be
@@ -229,6 +234,7 @@ def test_inside_a_document_the_question_leaves_out_the_clause_that_names_it(lega
         corpus.close()
 
 
+@pytest.mark.slow
 def test_a_filings_passages_span_its_pages(coke):
     """At most two passages of a document come from one page (PER_PAGE): a 10-K's best five reach
     at least three of its pages, and the page holding the figure is still among them."""
@@ -249,6 +255,7 @@ def test_a_filings_passages_span_its_pages(coke):
         corpus.close()
 
 
+@pytest.mark.slow
 def test_a_short_paragraph_gets_its_supporting_sentence(new_c1_env):
     """HotpotQA's one-chunk paragraphs (real dev records): the question is read whole inside them and
     the supporting paragraph's passage holds its supporting sentence."""

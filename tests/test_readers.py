@@ -79,6 +79,7 @@ def test_a_long_lived_reader_sees_a_reindex(c1_home, run_c1, notes):
         service.close()
 
 
+@pytest.mark.slow
 def test_the_corpus_caches_are_bounded(c1_home, run_c1, notes, monkeypatch):
     from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
@@ -205,6 +206,7 @@ def test_search_into_head(indexed):
     assert "Traceback" not in proc.stderr and "error" not in proc.stderr.lower(), proc.stderr
 
 
+@pytest.mark.slow
 def test_an_unwritable_trajectory_path_is_refused_before_the_search(indexed, tmp_path):
     result = invoke_cli("search", "glacier", "--save-trajectory", tmp_path / "no" / "such" / "run.json", env=indexed.env)
     result.assert_one_line_error(2, "--save-trajectory", "does not exist")  # one line: no search, no policy note

@@ -116,6 +116,7 @@ def test_a_lower_cased_question_ranks_as_the_original(world):
     assert lowered[:3] == original[:3], (lowered, original)
 
 
+@pytest.mark.slow
 def test_a_rare_name_beats_common_words_in_a_title(world):
     """"Consider the Non-Disclosure Agreement between CEII and NDA; …": the agreement titled
     "CONFIDENTIAL INFORMATION" (its first line) ranked first on the question's common capitalised words;
@@ -127,6 +128,7 @@ def test_a_rare_name_beats_common_words_in_a_title(world):
     assert _builtin(world, question.lower())[0] == "ceii-and-nda.txt"
 
 
+@pytest.mark.slow
 def test_a_csv_row_is_found_by_a_column_name_and_a_value(world):
     """"How many Widgets are on hand in the Reno warehouse?": the inventory sheet (one chunk, its row
     reads "Product: Widgets | Warehouse: Reno | On hand: 734") comes first, above the sales workbook that
@@ -139,6 +141,7 @@ def test_a_csv_row_is_found_by_a_column_name_and_a_value(world):
     assert any("734" in c["text"] and "On hand" in c["text"] for c in top["chunks"])
 
 
+@pytest.mark.slow
 def test_a_note_then_the_contacts_sheet(world):
     """"What is the phone number of the person I met about the office move?" needs the note (who) and
     contacts.csv (the number): both are returned — the note, first in one search, was dropped by the

@@ -80,6 +80,7 @@ def test_rm_removes_the_collection_and_its_vectors(home, run_c1, template):
     assert missing.rc == 2 and "--collection" in missing.stderr, "rm never picks a collection by default"
 
 
+@pytest.mark.slow
 def test_rm_after_the_folder_was_deleted_by_hand(home, run_c1):
     shutil.rmtree(home / "collections" / "default")
     result = run_c1("rm", "-c", "default", "--json")
@@ -157,6 +158,7 @@ def test_status_lists_every_collection_and_why_one_is_broken(home, run_c1):
 
 
 @pytest.mark.parametrize("command", [["search", "glacier"], ["index", "NOTES"], ["status", "-c", "default"]])
+@pytest.mark.slow
 def test_a_damaged_manifest_is_one_line_saying_what_to_do(home, run_c1, template, command):
     (home / "collections" / "default" / "manifest.sqlite").write_bytes(b"\0" * 4096)
     args = [template.corpus / "notes" if a == "NOTES" else a for a in command]
@@ -238,6 +240,7 @@ def test_a_damaged_chroma_store_is_rebuilt_from_the_manifest(home, run_c1, templ
     assert status_rows(run_c1)[0] == 0
 
 
+@pytest.mark.slow
 def test_rebuild_re_embeds_every_chunk(home, run_c1, template):
     import numpy as np
 
@@ -271,6 +274,7 @@ class Crash(Exception):
     pass
 
 
+@pytest.mark.slow
 def test_a_crash_between_the_chroma_write_and_the_manifest_write_is_found_by_hash(home, template, tmp_path,
                                                                                 monkeypatch):
     """Chunk ids are reused across versions of a document. A run killed before its manifest write has

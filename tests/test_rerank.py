@@ -108,6 +108,7 @@ def _corpus(contract, rerank):
     return Corpus(replace(settings, rerank=rerank), embedder)
 
 
+@pytest.mark.slow
 def test_read_document_orders_a_documents_best_chunks_by_the_cross_encoder(contract, onnx):
     corpus = _corpus(contract, "onnx")
     try:
@@ -139,6 +140,7 @@ def test_read_document_orders_a_documents_best_chunks_by_the_cross_encoder(contr
     off.close()
 
 
+@pytest.mark.slow
 def test_search_reranks_its_first_chunks_only_when_asked(contract, onnx):
     from c1.retrieval.corpus import AUTO_RERANK, passage_text
 

@@ -104,6 +104,7 @@ def real(hotpot_index: HotpotIndex):
     corpus.close()
 
 
+@pytest.mark.slow
 def test_collect_runs_the_loop_scores_filters_and_resumes(real, tmp_path):
     settings, corpus, tasks = real
     assert len(tasks) >= 2 and all(validate_task(t) == [] for t in tasks)

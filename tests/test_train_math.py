@@ -91,6 +91,7 @@ def test_group_advantages():
     assert a == pytest.approx([0.5 / std, -0.5 / std, 0.0, 0.0], rel=1e-5)
 
 
+@pytest.mark.slow
 def test_cispo_loss_and_gradient_by_hand():
     torch = pytest.importorskip("torch")
     logp = torch.tensor([[-1.0, -2.0, -0.5], [-0.3, -1.2, 0.0]], requires_grad=True)

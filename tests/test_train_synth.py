@@ -122,6 +122,7 @@ def _synth(corpus, url, out, **cfg):
         teacher.close()
 
 
+@pytest.mark.slow
 def test_synth_writes_verified_multi_hop_tasks(corpus, tmp_path):
     server = AlgoTeacher("honest")
     try:
@@ -151,6 +152,7 @@ def test_synth_writes_verified_multi_hop_tasks(corpus, tmp_path):
     assert len(log) == 3 and all(r["status"] == "kept" for r in log)
 
 
+@pytest.mark.slow
 def test_synth_rejects_fabricated_quotes(corpus, tmp_path):
     server = AlgoTeacher("fabricate")
     try:
@@ -162,6 +164,7 @@ def test_synth_rejects_fabricated_quotes(corpus, tmp_path):
     assert not (tmp_path / "tasks.jsonl").exists() or read_tasks(tmp_path / "tasks.jsonl") == []
 
 
+@pytest.mark.slow
 def test_synth_resumes_without_redoing_seeds(corpus, tmp_path):
     server = AlgoTeacher("honest")
     out = tmp_path / "tasks.jsonl"

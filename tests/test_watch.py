@@ -442,6 +442,7 @@ def test_the_search_api_sees_changes_without_a_restart(c1_home, watch, tmp_path)
         assert api.wait(60) == 0
 
 
+@pytest.mark.slow
 def test_a_reader_mid_search_survives_a_write_its_chroma_client_has_not_seen(c1_home, run_c1, tmp_path):
     """A search that starts before a batch and ends after it: the manifest and the lexical index already
     show the new chunks, the reader's embedded Chroma client (its index in memory) does not."""
@@ -565,6 +566,7 @@ def test_files_under_is_a_prefix_of_whole_names(tmp_path):
     m.close()
 
 
+@pytest.mark.slow
 def test_status_tells_a_batch_in_progress_from_an_interrupted_run(c1_home, run_c1, tmp_path):
     import sqlite3
 
