@@ -49,7 +49,7 @@ def examples(rows: list[dict], saved: tuple[float, float, float]) -> list[dict]:
     """One example per returned document: its features (logit of its uncalibrated confidence, first
     place), gold, the row's kind, its half (even/odd question of its kind) and its weight (each base kind
     weighs 1). ``saved``: the calibration the rows' confidences were saved under."""
-    from c1.agent.evidence import uncalibrated
+    from c1.retrieval.evidence import uncalibrated
 
     per_kind = Counter(base_kind(r["kind"]) for r in rows)
     seen: Counter = Counter()
@@ -88,7 +88,7 @@ def fit(data: list[dict], iterations: int = 100, ridge: float = 1e-3) -> tuple[f
 
 def main(argv: list[str] | None = None) -> int:
     from bench.suite import ece
-    from c1.agent.evidence import CALIBRATION, calibrated
+    from c1.retrieval.evidence import CALIBRATION, calibrated
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("rows", type=Path, nargs="+", help="bench/suite.py --rows files (built-in system, calibration off)")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the per-chunk context header (c1/corpus/headers.py) costs: room in the embedder's input,
+"""What the per-chunk context header (c1/index/headers.py) costs: room in the embedder's input,
 embedding speed, index size.
 
 The embedder reads at most 256 word pieces of each input; a header of h pieces in front of a chunk
@@ -43,8 +43,8 @@ def title_only(title: str, text: str) -> str:
 def inputs(home: Path, collection: str) -> tuple[list[str], list[str], list[str], list[tuple], list[tuple]]:
     """(embedder input without header, with header, header alone, lexical rows without header,
     lexical rows with header) for every chunk of the collection."""
-    from c1.corpus.headers import stored_contexts
-    from c1.corpus.manifest import Manifest
+    from c1.index.headers import stored_contexts
+    from c1.store.manifest import Manifest
 
     m = Manifest(home / "collections" / collection / "manifest.sqlite", readonly=True)
     try:
@@ -68,7 +68,7 @@ def lexical_bytes(rows: list[tuple]) -> int:
     """Size on disk of a lexical index built from scratch from ``rows``."""
     import tempfile
 
-    from c1.corpus.lexical import LexicalIndex
+    from c1.store.lexical import LexicalIndex
 
     with tempfile.TemporaryDirectory() as tmp:
         index = LexicalIndex(Path(tmp) / "lexical")
@@ -90,7 +90,7 @@ def part_sizes(home: Path, collection: str) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     from tokenizers import Tokenizer
 
-    from c1.corpus.embedders import MiniLMEmbedder
+    from c1.store.embedders import MiniLMEmbedder
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", type=Path, default=OUT / "fb_home", help="a built collection (default: bench/financebench.py's)")

@@ -44,11 +44,11 @@ t0 = time.perf_counter()
 import chromadb
 t1 = time.perf_counter()
 import numpy, onnxruntime, tokenizers, tantivy
-from c1.agent.corpus import Corpus
+from c1.retrieval.corpus import Corpus
 from c1.service import search_here
 t2 = time.perf_counter()
 from c1.config import load_settings
-from c1.corpus.embedders import make_embedder
+from c1.store.embedders import make_embedder
 settings = load_settings()
 embedder = make_embedder()
 embedder.embed(["warm up"])
@@ -78,7 +78,7 @@ def peak_mb(pid: int) -> int | None:
 
 
 def in_process(home: Path, qs: list[str]) -> list[float]:
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.service import search_here
     from c1.config import load_settings
 

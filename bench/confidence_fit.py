@@ -2,7 +2,7 @@
 """Fit the built-in policy's evidence weights: logistic regression on the tuning halves.
 
 The built-in policy scores each document it holds with a logit ``BIAS + Σ w_f × f`` over the
-features of c1/agent/evidence.py, and reports its logistic as a confidence. This script runs the
+features of c1/retrieval/evidence.py, and reports its logistic as a confidence. This script runs the
 policy (with the weights in use) on three kinds of questions — the shared HotpotQA and MuSiQue
 sets pooled (bench/multihop.py's halves), and the known-item questions on mail and filings
 (bench/known_item.py, even positions tune) — plus, for each set, 50 unsupported questions made of
@@ -38,7 +38,7 @@ def nonsense(questions: list[str], n: int, seed: int = 0) -> list[str]:
     the combination in no document."""
     import random
 
-    from c1.agent.corpus import content_terms
+    from c1.retrieval.terms import content_terms
 
     vocab = sorted({t for q in questions for t in content_terms(q) if t.isalpha() and len(t) > 3})
     rng = random.Random(seed)
@@ -58,7 +58,7 @@ def collect(dataset: str, home: Path, weights: dict | None, bias: float | None, 
 
     if dataset == "known":
         from bench import known_item
-        from c1.agent.corpus import Corpus
+        from c1.retrieval.corpus import Corpus
         from c1.config import load_settings
 
         known_item.build(known_item.OUT / "mixed_home")
@@ -88,7 +88,7 @@ def collect(dataset: str, home: Path, weights: dict | None, bias: float | None, 
 
 
 def _rows(dataset, corpus, settings, questions, halves, n_real, is_gold, weights, bias, k) -> list[dict]:
-    from c1.agent import evidence
+    from c1.retrieval import evidence
     from c1.agent.policies.builtin import BuiltinPolicy
     from c1.agent.search import run_search
 
@@ -267,7 +267,7 @@ def log_loss(rows: list[dict], bias: float, weights: dict) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from c1.agent import evidence
+    from c1.retrieval import evidence
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", type=Path, default=OUT / "eval_home")

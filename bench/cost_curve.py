@@ -4,7 +4,7 @@
 Per size, printed side by side:
 
 - **index s / 1k chunks**: the real ``c1 index`` keyword phase (walk, read, chunk, section headings,
-  tantivy, manifest; c1/corpus/indexer.py with ``embed=False``) over a folder of Markdown notes of
+  tantivy, manifest; c1/index/indexer.py with ``embed=False``) over a folder of Markdown notes of
   realistic text (bench/textpool.py: real HotpotQA and Enron sentences recombined, notes of 2 to 12
   paragraphs under a heading). Embedding is left out: it is the model's cost (about 12 chunks/s on
   2 cores with the built-in model: bench/embedder_speed.py), the same per chunk at every size.
@@ -100,7 +100,7 @@ def build(folder: Path, home: Path, documents: bool = True) -> dict:
     import numpy as np
 
     from c1.config import load_settings
-    from c1.corpus.indexer import BATCH_CHUNKS, Indexer, chroma_metadata
+    from c1.index.indexer import BATCH_CHUNKS, Indexer, chroma_metadata
 
     settings = load_settings().with_flags(home=str(home), collection="default")
     t0, c0 = time.perf_counter(), cpu()
@@ -133,7 +133,7 @@ def build(folder: Path, home: Path, documents: bool = True) -> dict:
 def search(home: Path, queries: int) -> dict:
     """(In a child process.) Hybrid, BM25 and dense latencies on the collection in ``home``; peak RSS."""
     from bench.textpool import hotpot_records
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     questions = [r["question"] for r in hotpot_records()][:queries]

@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     import numpy as np
 
     from bench.textpool import chunk_texts
-    from c1.corpus.embedders import OpenAIEmbedder, _normalise
+    from c1.store.embedders import OpenAIEmbedder, _normalise
     from tests.model_servers import ModelServer, text_vector
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -34,7 +34,7 @@ from bench.textpool import chunk_texts  # noqa: E402
 def rate(texts: list[str], max_tokens: int, batch: int, threads: int, spin: bool) -> tuple[float, float]:
     """(chunks per wall second, chunks per CPU second of this process). ``batch``: rows per run, or 0 for
     the default (runs of up to ``batch_tokens`` word pieces)."""
-    from c1.corpus.embedders import MiniLMEmbedder
+    from c1.store.embedders import MiniLMEmbedder
 
     sizing = {"batch_tokens": 1 << 30, "batch_size": batch} if batch else {}
     emb = MiniLMEmbedder(max_tokens=max_tokens, threads=threads, spin=spin, **sizing)

@@ -38,7 +38,7 @@ OUT = REPO / "bench" / "out" / "emb"
 
 
 def make(config: str):
-    from c1.corpus.embedders import BgeSmallEmbedder, MiniLMEmbedder
+    from c1.store.embedders import BgeSmallEmbedder, MiniLMEmbedder
 
     return {"minilm": lambda: MiniLMEmbedder(), "bge": lambda: BgeSmallEmbedder(),
             "bge512": lambda: BgeSmallEmbedder(max_tokens=512, batch_tokens=512)}[config]()
@@ -85,7 +85,7 @@ CORPORA = {"hotpot": hotpot, "legal": legal, "enron": enron}
 
 def ensure(config: str, corpus: str, embedder):
     from c1.config import Settings
-    from c1.corpus.indexer import Indexer
+    from c1.index.indexer import Indexer
 
     home = OUT / config / corpus
     paths, qs, key = CORPORA[corpus](home)
@@ -103,7 +103,7 @@ def ensure(config: str, corpus: str, embedder):
 
 
 def evaluate(config: str, corpus: str, limit: int | None) -> dict:
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
 
     embedder = make(config)
     settings, qs, key, built = ensure(config, corpus, embedder)
@@ -152,7 +152,7 @@ def speed(configs: list[str], n: int, rounds: int, pieces: int = 200) -> dict:
     """Chunks/s of each configuration (and the cross-encoder's pairs/s) on the same real texts cut to
     ``pieces`` word pieces, round-robin over ``rounds`` in this process (side by side: the load is shared)."""
     from bench.textpool import chunk_texts
-    from c1.corpus.rerankers import OnnxReranker
+    from c1.retrieval.rerankers import OnnxReranker
 
     models = {c: make(c) for c in configs}
     tok = models[configs[0]]._tokenizer

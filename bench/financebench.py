@@ -51,8 +51,8 @@ def pdf_folders() -> list[Path]:
 def build(home: Path, embedder=None) -> dict:
     """Index the 21 filings into ``home`` unless done (with ``embedder``, default MiniLM); what it cost."""
     from c1.config import load_settings
-    from c1.corpus.embedders import MiniLMEmbedder
-    from c1.corpus.indexer import Indexer
+    from c1.store.embedders import MiniLMEmbedder
+    from c1.index.indexer import Indexer
 
     settings = load_settings().with_flags(home=str(home), collection=COLLECTION)
     if (settings.collection_dir / "built.json").is_file():
@@ -70,7 +70,7 @@ def dir_bytes(path: Path) -> int:
 
 
 def run(home: Path, systems: list[str], k: int, limit: int | None) -> tuple[dict, list[dict]]:
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.config import load_settings
     from c1.eval.datasets import load_financebench

@@ -153,8 +153,8 @@ WRITERS = {"txt": _txt, "docx": _docx, "pptx": _pptx, "xlsx": _xlsx, "csv": _csv
 def load_cpu_seconds(folder: Path) -> float:
     """CPU seconds the loaders alone take on the folder's files (steady on a busy machine,
     where wall-clock ratios swing)."""
-    from c1.corpus.loaders import load
-    from c1.corpus.walk import walk
+    from c1.index.loaders import load
+    from c1.index.walk import walk
 
     sources, _ = walk([str(folder)], max_bytes=1 << 30)
     t0 = time.process_time()
@@ -165,7 +165,7 @@ def load_cpu_seconds(folder: Path) -> float:
 
 def index_and_compare(fmt: str, folder: Path, home: Path, embedder) -> dict:
     from c1.config import Settings
-    from c1.corpus import indexer as ix
+    from c1.index import indexer as ix
 
     from index_speed import same_texts
 
@@ -187,9 +187,9 @@ def index_and_compare(fmt: str, folder: Path, home: Path, embedder) -> dict:
 def ocr_figures(data: Path, work: Path) -> dict:
     from PIL import Image, ImageDraw, ImageFont
 
-    from c1.corpus.documents import Skip
-    from c1.corpus.loaders import load
-    from c1.corpus.walk import Source
+    from c1.index.documents import Skip
+    from c1.index.loaders import load
+    from c1.index.walk import Source
 
     lines = [title for title, _ in articles(40)]
     pages = []
@@ -227,7 +227,7 @@ def main() -> int:
 
     from bench.report import OUT, load, save
     from c1.config import Settings
-    from c1.corpus.embedders import make_embedder
+    from c1.store.embedders import make_embedder
     from textpool import shared_data_or_exit
 
     data = shared_data_or_exit("pdf")

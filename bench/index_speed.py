@@ -56,8 +56,8 @@ def build_corpus(data: Path, dest: Path, mail: int | None, sec: bool) -> tuple[i
 
 def same_texts(settings) -> list[str]:
     """Exactly what the indexer gave the embedder: chunk texts with their context header, in document order."""
-    from c1.corpus.headers import stored_contexts
-    from c1.corpus.manifest import Manifest
+    from c1.index.headers import stored_contexts
+    from c1.store.manifest import Manifest
 
     m = Manifest(settings.collection_dir / "manifest.sqlite", readonly=True)
     try:
@@ -73,7 +73,7 @@ def same_texts(settings) -> list[str]:
 
 def embed_rate(texts: list[str], max_tokens: int, batch: int) -> float:
     """Chunks/s of the built-in embedder alone on ``texts`` (a fresh instance, its session built first)."""
-    from c1.corpus.embedders import MiniLMEmbedder
+    from c1.store.embedders import MiniLMEmbedder
 
     embedder = MiniLMEmbedder(max_tokens=max_tokens)
     embedder.embed(["warm-up: load the model before the clock starts"])
@@ -92,7 +92,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from c1.config import Settings
-    from c1.corpus import indexer as ix
+    from c1.index import indexer as ix
 
     work = Path(tempfile.mkdtemp(prefix="c1-bench-"))
     env = c1_env(C1_DAEMON="0")

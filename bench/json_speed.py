@@ -47,7 +47,7 @@ def side_by_side(a, b, runs: int = 7) -> tuple[float, float]:
 def main() -> int:
     import orjson
 
-    from c1.corpus.loaders import jsonl as loader
+    from c1.index.loaders import jsonl as loader
 
     home = ensure_corpus(OUT / "hotpot_home")
     lines = (home / "hotpot_pool.jsonl").read_text(encoding="utf-8").splitlines()
@@ -70,7 +70,7 @@ def main() -> int:
     finally:
         loader._parse = chosen
 
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.service import search_here
     from c1.config import load_settings
 

@@ -97,8 +97,8 @@ def build(home: Path) -> None:
     """The filings' collection (bench/financebench.py's, built once) copied into ``home``, plus the
     Enron mail indexed into it."""
     from c1.config import load_settings
-    from c1.corpus.embedders import MiniLMEmbedder
-    from c1.corpus.indexer import Indexer
+    from c1.store.embedders import MiniLMEmbedder
+    from c1.index.indexer import Indexer
 
     settings = load_settings().with_flags(home=str(home), collection=COLLECTION)
     if (settings.collection_dir / "mail.json").is_file():
@@ -182,9 +182,9 @@ def mail_items(corpus, per_kind: int) -> list[Item]:
 
 def page_items(per_kind: int) -> list[Item]:
     """Table-row facts of the three SEC filings, read with c1's own PDF loader."""
-    from c1.corpus.loaders import load
-    from c1.corpus.names import file_name_words
-    from c1.corpus.walk import Source
+    from c1.index.loaders import load
+    from c1.store.names import file_name_words
+    from c1.index.walk import Source
 
     out = []
     files = sorted((shared_data() / "sec").glob("*.pdf"))
@@ -238,7 +238,7 @@ def items(corpus, kinds: tuple[str, ...], per_kind: int, cache: Path) -> list[It
 def run(home: Path, systems: list[str], k: int, kinds: tuple[str, ...], per_kind: int, options: dict | None = None,
         **flags) -> list[dict]:
     from bench.multihop import policy_choice
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
     from c1.eval.datasets import Question
     from c1.eval.runner import parse_systems, run_one

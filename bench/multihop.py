@@ -48,9 +48,9 @@ def tuning_half(dataset: str, position: int) -> bool:
 
 def open_pool(dataset: str, home: Path, **flags):
     """(dataset, settings, corpus) with the pooled collection built in ``home`` if missing."""
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
-    from c1.corpus.embedders import MiniLMEmbedder
+    from c1.store.embedders import MiniLMEmbedder
     from c1.eval.datasets import corpus_fingerprint, load_dataset
     from c1.eval.runner import collection_name, ensure_collection
 
@@ -91,7 +91,8 @@ def run(dataset: str, home: Path, systems: list[str], k: int, limit: int | None,
 
 def policy_choice(settings, system, options: dict | None):
     """The system's policy (None for a baseline); the built-in one with ``options`` (BuiltinPolicy fields)."""
-    from c1.agent.policies import PolicyChoice, choose_policy
+    from c1.agent.policies import choose_policy
+    from c1.agent.policies.choice import PolicyChoice
 
     if system.kind != "agent":
         return None

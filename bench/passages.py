@@ -11,7 +11,7 @@ Two corpora the project does not contain, each indexed once into bench/out/passa
 Systems, side by side (the same questions, the same index):
 
   builtin-pile      today: every chunk the built-in policy's run saw of each returned document
-  builtin-passages  the passages c1 returns now (c1/agent/passages.py) for those documents
+  builtin-passages  the passages c1 returns now (c1/retrieval/passages.py) for those documents
   hybrid-chunks     one hybrid search's top chunks (``Corpus.hybrid``, ``--chunks``, default 5)
   hybrid-passages   the passages of that search's documents
 
@@ -61,8 +61,8 @@ def corpus_folder(name: str) -> Path:
 def build(name: str, home: Path) -> dict:
     """Index the corpus into ``home`` once (with the default embedder; reused after)."""
     from c1.config import load_settings
-    from c1.corpus.embedders import make_embedder
-    from c1.corpus.indexer import Indexer
+    from c1.store.embedders import make_embedder
+    from c1.index.indexer import Indexer
 
     settings = load_settings().with_flags(home=str(home), collection=name)
     marker = settings.collection_dir / "built.json"
@@ -85,7 +85,7 @@ when they exist: building the filings' index takes ~25 minutes on 2 cores."""
 def index_of(name: str) -> tuple[Path, str]:
     """(home, collection) searched for ``name``: bench/suite.py's collection with the default
     embedder when built (bench/out/suite/<kind>-<embedder>), else this bench's own (built once)."""
-    from c1.corpus.embedders import DEFAULT_EMBEDDER
+    from c1.store.embedders import DEFAULT_EMBEDDER
 
     kind, collection, marker = SUITE_INDEX[name]
     home = OUT / "suite" / f"{kind}-{DEFAULT_EMBEDDER}"
@@ -150,7 +150,7 @@ def pages_of(meta: dict, start: int, end: int, first_page) -> set[int]:
 
 def measure(q: dict, handed: list[dict], justification: tuple[str, tuple[int, int] | None] | None, count) -> dict:
     """``handed``: [{doc rank, path, meta, spans: [(start, end, page, text)]}] in document order."""
-    from c1.agent.passages import page_of  # noqa: F401 (same page rule as the passages)
+    from c1.retrieval.passages import page_of  # noqa: F401 (same page rule as the passages)
 
     chars = gold_chars = 0
     hit = hit_top = page = False
@@ -191,7 +191,7 @@ def measure(q: dict, handed: list[dict], justification: tuple[str, tuple[int, in
 # --- the runs ------------------------------------------------------------------------------------------------
 def runs(name: str, settings, corpus, qs: list[dict], fresh: bool) -> dict[str, dict]:
     """The built-in policy's result and one hybrid search's chunks per question (cached)."""
-    from c1.agent.evidence import document_order
+    from c1.retrieval.evidence import document_order
     from c1.service import search_here
 
     cache = OUT / f"passages_runs_{name}.jsonl"
@@ -230,8 +230,8 @@ def original_span(corpus, doc_id: str, text: str) -> tuple[int, int] | None:
 def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fresh: bool, budget: int,
              systems: tuple[str, ...] = ("builtin", "hybrid"), options: dict | None = None,
              misses: bool = False) -> list[dict]:
-    from c1.agent import passages as P
-    from c1.agent.corpus import Corpus
+    from c1.retrieval import passages as P
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     home, collection = index_of(name)
@@ -325,7 +325,7 @@ def summary(rows: list[dict]) -> dict[str, dict]:
 
 
 def main() -> None:
-    from c1.agent.passages import DEFAULT_EVIDENCE_TOKENS
+    from c1.retrieval.passages import DEFAULT_EVIDENCE_TOKENS
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default="legal,financebench")

@@ -9,7 +9,7 @@ Engines, each run on every file in the same process, one after the other:
 - ``pypdf``: what c1 used before (``PdfReader(strict=False)``, empty-password decryption,
   ``extract_text()`` per page);
 - ``pdfium``: pypdfium2 alone (``get_text_range()`` per page);
-- ``c1``: the loader as it stands (``c1.corpus.loaders.load``): PDFium, pypdf where PDFium falls short
+- ``c1``: the loader as it stands (``c1.index.loaders.load``): PDFium, pypdf where PDFium falls short
   (OCR off, so that all three compare text extraction alone).
 
 Per engine: files read, pages, skips (files that gave no text or could not be opened), CPU
@@ -58,7 +58,7 @@ def expected_pages(data: Path) -> dict[str, int]:
 
 
 def run_pypdf(data: bytes) -> list[str]:
-    from c1.corpus.loaders.pdf_pypdf import PypdfPdf
+    from c1.index.loaders.pdf_pypdf import PypdfPdf
 
     pdf = PypdfPdf(data)
     return [page.text for page in pdf.pages()]
@@ -75,8 +75,8 @@ def run_pdfium(data: bytes) -> list[str]:
 
 
 def run_c1(path: Path) -> list[str]:
-    from c1.corpus.loaders import load
-    from c1.corpus.walk import Source
+    from c1.index.loaders import load
+    from c1.index.walk import Source
 
     doc = load(Source(str(path), "pdf"))[0]
     starts = [start for start, _ in doc.pages] + [len(doc.text)]
@@ -85,7 +85,7 @@ def run_c1(path: Path) -> list[str]:
 
 def extract(engine: str, path: Path) -> tuple[list[str] | None, str | None, float]:
     """(page texts or None, skip reason or None, CPU seconds)."""
-    from c1.corpus.documents import Skip
+    from c1.index.documents import Skip
 
     data = path.read_bytes()
     t0 = time.process_time()
@@ -109,7 +109,7 @@ def main() -> int:
     parser.add_argument("--show", type=float, default=0.0, help="list files whose agreement with pypdf is below this")
     args = parser.parse_args()
 
-    from c1.corpus.loaders import ocr
+    from c1.index.loaders import ocr
 
     ocr.set_mode("never")
     data = textpool.shared_data_or_exit("pdf")

@@ -110,8 +110,8 @@ _c1_cache: dict[Path, list[str]] = {}
 
 
 def c1_pages(path: Path) -> list[str]:
-    from c1.corpus.loaders import load
-    from c1.corpus.walk import Source
+    from c1.index.loaders import load
+    from c1.index.walk import Source
 
     if path not in _c1_cache:
         doc = load(Source(str(path), "pdf"))[0]
@@ -143,7 +143,7 @@ def split_rows(pages: list[str]) -> tuple[int, int]:
     """(rows whole, rows split): a line with words ending in amounts is a whole row; a line of
     amounts only, right after a line of words without any, is a split one. Amounts: numbers with
     a thousands comma or in parentheses (so that years and page numbers do not count)."""
-    from c1.corpus.loaders.pdf_rows import is_values
+    from c1.index.loaders.pdf_rows import is_values
 
     whole = split = 0
     for page in pages:
@@ -166,7 +166,7 @@ def main() -> int:
     parser.add_argument("--show", type=int, default=0, help="print the missed rows of the N worst pages (c1)")
     parser.add_argument("--no-speed", action="store_true", help="skip the whole-file timings (pypdf takes minutes)")
     args = parser.parse_args()
-    from c1.corpus.loaders import ocr
+    from c1.index.loaders import ocr
 
     ocr.set_mode("never")  # text extraction alone, as the other engines
     root = textpool.shared_data_or_exit("financebench") / "financebench"

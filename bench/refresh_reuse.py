@@ -4,7 +4,7 @@ import json, os, subprocess, sys, time
 from pathlib import Path
 root = Path(sys.argv[1]); env = json.load(open(root / "env.json")); os.environ.update(env)
 from c1.config import Settings
-from c1.agent.corpus import Corpus
+from c1.retrieval.corpus import Corpus
 s = Settings(home=Path(env["C1_HOME"]))
 c = Corpus(s)
 c.hybrid("Which Canadian rock band released Counterparts", 10)

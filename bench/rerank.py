@@ -53,7 +53,7 @@ def rrf_order(n: int, scores: list[float], k: int = 60) -> list[int]:
 def search_study(config: str, corpus: str, limit: int, tops: list[int], reranker) -> dict:
     from dataclasses import replace
 
-    from c1.agent.corpus import Corpus, passage_text
+    from c1.retrieval.corpus import Corpus, passage_text
 
     embedder = make(config)
     settings, qs, key, _ = ensure(config, corpus, embedder)
@@ -91,7 +91,7 @@ def search_study(config: str, corpus: str, limit: int, tops: list[int], reranker
 def read_study(config: str, limit: int, tops: list[int], reranker) -> dict:
     from dataclasses import replace
 
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
 
     embedder = make(config)
     settings, qs, key, _ = ensure(config, "legal", embedder)
@@ -132,7 +132,7 @@ def policy_study(config: str, corpus: str, limit: int) -> dict:
     question in turn (the same load for both): the gold document at rank 1, and seconds per search."""
     from dataclasses import replace
 
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.agent.policies.builtin import BuiltinPolicy
     from c1.agent.search import run_search
 
@@ -159,7 +159,7 @@ def policy_study(config: str, corpus: str, limit: int) -> dict:
 
 
 def main(argv=None) -> int:
-    from c1.corpus.rerankers import OnnxReranker
+    from c1.retrieval.rerankers import OnnxReranker
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default="bge")

@@ -50,9 +50,10 @@ def build_collection(home: Path, n: int, seed: int = 0) -> Path:
     import numpy as np
 
     from c1.config import load_settings
-    from c1.corpus.ids import chunk_id, doc_id_for
-    from c1.corpus.indexer import chroma_metadata, open_store
-    from c1.corpus.manifest import Chunk, DocRecord, FileRecord
+    from c1.store.ids import chunk_id, doc_id_for
+    from c1.index.indexer import chroma_metadata
+    from c1.store.collection import open_store
+    from c1.store.manifest import Chunk, DocRecord, FileRecord
 
     settings = load_settings().with_flags(home=str(home), collection="default")
     if (settings.collection_dir / "manifest.sqlite").exists():
@@ -101,7 +102,7 @@ def build_collection(home: Path, n: int, seed: int = 0) -> Path:
 def time_search_corpus(home: Path, queries: list[str], repeats: int = 1) -> dict:
     """search_corpus through a real Context, fresh per query (nothing excluded); plus its parts."""
     from c1.agent.context import Context
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.agent.tools import Tools
     from c1.config import load_settings
 

@@ -74,8 +74,8 @@ def pooled_paragraphs(records: list[dict]) -> list[dict]:
 def ensure_corpus(home: Path, records: list[dict] | None = None) -> Path:
     """Index the pooled paragraphs into ``home`` (collection ``default``) unless already there."""
     from c1.config import load_settings
-    from c1.corpus.embedders import MiniLMEmbedder
-    from c1.corpus.indexer import Indexer
+    from c1.store.embedders import MiniLMEmbedder
+    from c1.index.indexer import Indexer
 
     if (home / "collections" / "default" / "manifest.sqlite").exists():
         return home
@@ -95,7 +95,7 @@ class Pool:
     """The opened corpus plus title ↔ doc id maps and document texts."""
 
     def __init__(self, home: Path, **flags):
-        from c1.agent.corpus import Corpus
+        from c1.retrieval.corpus import Corpus
         from c1.config import load_settings
 
         self.settings = load_settings().with_flags(home=str(home), collection="default", **flags)
@@ -282,7 +282,7 @@ def rerank_study(args, qs: list[Question]) -> int:
 
     Candidates (BM25 ∥ dense → RRF top 50) are the same for every blend: the cost reported is the
     whole hybrid call, and the re-rank share is measured against ``rrf only``."""
-    from c1.agent.corpus import RerankWeights
+    from c1.retrieval.corpus import RerankWeights
 
     pool = Pool(args.home)
     vectors = {q.n: pool.corpus.embed_query(q.question) for q in qs}  # the same for every variant
@@ -315,7 +315,7 @@ def floor_study(args, qs: list[Question]) -> int:
     import random
     import string
 
-    from c1.agent.corpus import content_terms, coverage
+    from c1.retrieval.terms import content_terms, coverage
 
     pool = Pool(args.home)
     c = pool.corpus

@@ -87,7 +87,7 @@ class Case:
 
 def _embedder(name: str = ""):
     """c1's default embedder for new collections, or ``minilm`` (the one before bge-small)."""
-    from c1.corpus.embedders import MiniLMEmbedder, make_embedder
+    from c1.store.embedders import MiniLMEmbedder, make_embedder
 
     return MiniLMEmbedder() if name == "minilm" else make_embedder()
 
@@ -95,7 +95,7 @@ def _embedder(name: str = ""):
 def _index_folder(home: Path, folders: list[Path], embedder) -> None:
     """Index ``folders`` into ``home`` (collection ``suite``) unless done."""
     from c1.config import load_settings
-    from c1.corpus.indexer import Indexer
+    from c1.index.indexer import Indexer
 
     settings = load_settings().with_flags(home=str(home), collection="suite")
     marker = settings.collection_dir / "suite-ready.json"
@@ -137,7 +137,7 @@ def financebench_case(embedder) -> Case:
 
 def mail_case(embedder) -> Case:
     from bench.known_item import mail_items
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     home = SUITE / f"mail-{embedder.name}"
@@ -331,7 +331,7 @@ def unsupported(case: Case, n: int, seed: int = 0) -> list[Item]:
 
 def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: bool, embedder,
              n_unsupported: int = 0) -> list[dict]:
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.search import run_search
     from c1.config import load_settings

@@ -7,7 +7,7 @@
 "Before" is the rule c1 had: the metadata title unless it is a known placeholder or a file
 name, else the first line of text. Counted per set: titles that say nothing (a placeholder,
 form boilerplate such as "UNITED STATES" or "Table of Contents", a file or generated name, a
-bare number: ``c1.corpus.loaders.titles.is_junk``), and — for files whose names carry words —
+bare number: ``c1.index.loaders.titles.is_junk``), and — for files whose names carry words —
 titles that hold every word of the file name (``3M_2022_10K.pdf`` → "3M", "2022", "10K").
 Prints a table and appends one JSON line to ``bench/out/titles.jsonl``. Not a test.
 """
@@ -34,7 +34,7 @@ _OLD_FILE_NAME = re.compile(
 
 def old_title(metadata: str, text: str) -> str:
     """c1's rule before: metadata unless placeholder / file name / no letters, else first line."""
-    from c1.corpus.loaders.common import first_line
+    from c1.index.loaders.common import first_line
 
     lowered = metadata.lower()
     if not (len(metadata) < 3 or lowered in _OLD_JUNK or lowered.startswith("microsoft word - ")
@@ -48,11 +48,11 @@ def main() -> int:
     parser.add_argument("--list", action="store_true", help="print every file's titles")
     args = parser.parse_args()
 
-    from c1.corpus.documents import Skip
-    from c1.corpus.loaders import load
-    from c1.corpus.loaders.pdf import open_pdf
-    from c1.corpus.loaders.titles import is_junk, name_words, normal
-    from c1.corpus.walk import Source
+    from c1.index.documents import Skip
+    from c1.index.loaders import load
+    from c1.index.loaders.pdf import open_pdf
+    from c1.index.loaders.titles import is_junk, name_words, normal
+    from c1.index.walk import Source
 
     data = textpool.shared_data_or_exit("pdf")
     sets = {

@@ -15,7 +15,8 @@ import typer
 from c1 import __version__
 from c1.commands.serve import ServeFlags  # the flags only: nothing is served at import
 from c1.config import CHOICES, DEBOUNCE, default_text
-from c1.train.settings import RlFlags  # the flags only: torch loads inside the command
+from c1.eval.settings import EvalFlags  # the flags only: the runner loads inside the command
+from c1.train.settings import RlFlags, SftFlags, SynthFlags  # the flags only: torch loads inside the command
 
 POLICY_HELP = " | ".join(CHOICES["policy"])  # c1.config's list, so that `c1 --help` imports no policy (a test checks it is the registry's)
 
@@ -99,7 +100,7 @@ def _exit_now_if_busy(code: int) -> None:
     import threading
 
     if threading.active_count() > 1:
-        readonly = sys.modules.get("c1.corpus.readonly")
+        readonly = sys.modules.get("c1.store.readonly")
         if readonly is not None:
             readonly.cleanup()
         sys.stderr.flush()
@@ -333,20 +334,15 @@ train_app = typer.Typer(
 )
 app.add_typer(train_app, name="train")
 
-TeacherUrl = Annotated[Optional[str], typer.Option("--teacher-url", help="OpenAI-compatible server of the teacher model [default: the first --base-url].")]
 ModelDir = Annotated[Path, typer.Option("--model", help="Local folder of the model to train (Hugging Face layout; gpt-oss MXFP4 is dequantised to BF16).")]
 Adapter = Annotated[Optional[Path], typer.Option("--adapter", help="Start from this LoRA adapter (e.g. the SFT output) instead of a fresh one.")]
 Renderer = Annotated[str, typer.Option("--renderer", help="auto | harmony | chat_template: how prompts become tokens (auto: harmony for gpt-oss).")]
 StartDate = Annotated[Optional[str], typer.Option("--start-date", help="Harmony conversation date (YYYY-MM-DD); set VLLM_SYSTEM_START_DATE to the same [default: today].")]
-LoraRank = option_of(RlFlags, "lora_rank")  # the same flags for sft as for rl, declared once (c1/train/settings.py)
-LoraAlpha = option_of(RlFlags, "lora_alpha")
-LoraDropout = option_of(RlFlags, "lora_dropout")
-LoraTargets = option_of(RlFlags, "lora_targets")
-Seed = option_of(RlFlags, "seed")
-AttnImpl = option_of(RlFlags, "attn_implementation")
+Seed = option_of(RlFlags, "seed")  # c1 train collect's seed is c1 train rl's (c1/train/settings.py)
 
 
 @train_app.command("synth")
+@options_from(SynthFlags, "flags")
 def train_synth(
     out: Annotated[Path, typer.Option("--out", "-o", help="Task file to write (JSONL; appended to: the run resumes).")],
     collection: Collection = None,
@@ -354,22 +350,7 @@ def train_synth(
     chroma_url: ChromaUrl = None,
     embed_url: EmbedUrl = None,
     embed_model: EmbedModel = None,
-    teacher_url: TeacherUrl = None,
-    teacher_model: Annotated[Optional[str], typer.Option("--teacher-model", help="Model name on the teacher server [default: the first it lists].")] = None,
-    api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the teacher server.")] = None,
-    seeds: Annotated[int, typer.Option("--seeds", min=1, help="Seed chunks to try (counting those already done).")] = 20,
-    levels: Annotated[int, typer.Option("--levels", min=1, max=8, help="Levels per chain: 1 = base tasks only; n = up to n-1 bridges.")] = 2,
-    items: Annotated[int, typer.Option("--items", min=1, max=8, help="Supporting chunks asked for at level 0.")] = 3,
-    min_items: Annotated[int, typer.Option("--min-items", min=1, help="Fewest verified supporting chunks a level-0 task keeps.")] = 2,
-    distractors: Annotated[int, typer.Option("--distractors", min=0, help="Distractor chunks per task.")] = 5,
-    neighbours: Annotated[int, typer.Option("--neighbours", min=1, help="Chunks shown to the teacher beside the seed.")] = 6,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=64, help="Seeds in flight (teacher requests at once).")] = 2,
-    rpm: Annotated[Optional[float], typer.Option("--rpm", min=0.1, help="Teacher requests per minute [default: unlimited].")] = None,
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Teacher sampling temperature.")] = 0.7,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=64, help="Teacher completion limit per request.")] = 1024,
-    json_mode: Annotated[str, typer.Option("--json-mode", help="auto | json_schema | json_object | text: how the answer schema is sent (text: none, JSON read from the reply; fastest on llama.cpp).")] = "auto",
-    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds to wait for one teacher reply.")] = 600.0,
-    seed: Seed = 0,
+    flags=None,
     json_out: Json = False,
     quiet: Quiet = False,
 ) -> None:
@@ -377,10 +358,7 @@ def train_synth(
     from c1.commands.train import run_synth
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model)
-    _run(run_synth, settings, out=out, teacher_url=teacher_url, teacher_model=teacher_model, api_key=api_key, seeds=seeds,
-         levels=levels, items=items, min_items=min_items, distractors=distractors, neighbours=neighbours,
-         concurrency=concurrency, rpm=rpm, temperature=temperature, max_tokens=max_tokens, seed=seed,
-         json_out=json_out, quiet=quiet, json_mode=json_mode, timeout=timeout)
+    _run(run_synth, settings, flags, out=out, json_out=json_out, quiet=quiet)
 
 
 @train_app.command("collect")
@@ -421,6 +399,7 @@ def train_collect(
 
 
 @train_app.command("sft")
+@options_from(SftFlags, "flags")
 def train_sft(
     trajectories: Annotated[Path, typer.Option("--trajectories", help="Trajectory file from `c1 train collect`.")],
     model: ModelDir,
@@ -429,30 +408,15 @@ def train_sft(
     renderer: Renderer = "auto",
     reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high: the harmony system message, as served.")] = None,
     start_date: StartDate = None,
-    lr: Annotated[float, typer.Option("--lr", min=0.0, help="Learning rate.")] = 1e-4,
-    epochs: Annotated[float, typer.Option("--epochs", min=0.0, help="Passes over the samples.")] = 1.0,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Stop after this many optimizer steps.")] = None,
-    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Samples per device batch.")] = 1,
-    grad_accum: Annotated[int, typer.Option("--grad-accum", min=1, help="Gradient accumulation steps.")] = 8,
-    max_length: Annotated[int, typer.Option("--max-length", min=256, help="Longest sample in tokens (longer ones are dropped).")] = 40960,
-    lora_rank: LoraRank = RlFlags.lora_rank,
-    lora_alpha: LoraAlpha = RlFlags.lora_alpha,
-    lora_dropout: LoraDropout = RlFlags.lora_dropout,
-    lora_targets: LoraTargets = None,
-    gradient_checkpointing: Annotated[bool, typer.Option("--gradient-checkpointing", help="Trade compute for memory.")] = False,
-    attn_implementation: AttnImpl = None,
-    seed: Seed = 0,
+    flags=None,
     json_out: Json = False,
     quiet: Quiet = False,
 ) -> None:
     """Supervised LoRA fine-tuning on kept trajectories (TRL; loss on assistant turns only)."""
     from c1.commands.train import run_sft
 
-    _run(run_sft, trajectories=trajectories, model=model, out=out, adapter=adapter, renderer=renderer,
-         reasoning_effort=reasoning_effort, start_date=start_date, lr=lr, epochs=epochs, max_steps=max_steps,
-         batch_size=batch_size, grad_accum=grad_accum, max_length=max_length, lora_rank=lora_rank, lora_alpha=lora_alpha,
-         lora_dropout=lora_dropout, lora_targets=lora_targets, gradient_checkpointing=gradient_checkpointing, seed=seed,
-         json_out=json_out, quiet=quiet, attn_implementation=attn_implementation)
+    _run(run_sft, flags, trajectories=trajectories, model=model, out=out, adapter=adapter, renderer=renderer,
+         reasoning_effort=reasoning_effort, start_date=start_date, json_out=json_out, quiet=quiet)
 
 
 @train_app.command("rl")
@@ -497,18 +461,10 @@ app.add_typer(eval_app, name="eval")
 
 
 def _eval_command(dataset: str, summary: str):
+    @options_from(EvalFlags, "flags")
     def command(
         path: Annotated[str, typer.Argument(help="The dataset: a file, or a folder (beir, jsonl, frames, browsecomp-plus).")],
-        setting: Annotated[str, typer.Option("--setting", help="pooled: one corpus of every question's documents; per-question: each question searches only its own (hotpotqa, musique, 2wiki, financebench).")] = "pooled",
-        systems: Annotated[Optional[str], typer.Option("--systems", "-s", help="Comma-separated: builtin, llm, auto, POLICY@N (N parallel runs fused), bm25, dense, hybrid [default: the --policy].")] = None,
-        limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=1, help="Only the first N questions (after --seed shuffling).")] = None,
-        seed: Annotated[Optional[int], typer.Option("--seed", help="Shuffle the questions with this seed (also the model's sampling seed).")] = None,
-        concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=64, help="Questions run at the same time.")] = 1,
-        out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Run directory; an interrupted run resumes there [default: HOME/eval/runs/DATASET-SETTING-HASH].")] = None,
-        force: Annotated[bool, typer.Option("--force", help="Reuse --out even though its config differs (its old results are moved aside).")] = False,
-        split: Annotated[Optional[str], typer.Option("--split", help="beir: the qrels split [default: test].")] = None,
-        docs: Annotated[Optional[str], typer.Option("--docs", help="financebench: the folder of PDFs [default: pdfs/ beside PATH].")] = None,
-        no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not draw plot.png.")] = False,
+        flags=None,
         policy: Annotated[Optional[str], typer.Option("--policy", help=f"Policy when --systems is not given: {POLICY_HELP} {default_text('policy')}.")] = None,
         parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", help=f"Parallel runs for policies given without @N {default_text('parallel')}.")] = None,
         max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", help=f"Documents returned per question, by every system {default_text('max_docs')}.")] = None,
@@ -531,11 +487,9 @@ def _eval_command(dataset: str, summary: str):
         settings = _settings(
             home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model, policy=policy,
             parallel=parallel, max_docs=max_docs, budget=budget, max_turns=max_turns, base_urls=tuple(base_url or ()),
-            model=model, api_key=api_key, reasoning_effort=reasoning_effort, temperature=temperature, seed=seed,
+            model=model, api_key=api_key, reasoning_effort=reasoning_effort, temperature=temperature, seed=flags.seed,
         )
-        _run(run_eval_command, settings, dataset, path, setting=setting, systems=systems, limit=limit, seed=seed,
-             concurrency=concurrency, out=out, force=force, split=split, docs=docs, plot=not no_plot,
-             json_out=json_out, quiet=quiet)
+        _run(run_eval_command, settings, dataset, path, flags, json_out=json_out, quiet=quiet)
 
     command.__doc__ = summary
     return command

@@ -52,7 +52,7 @@ class Settings:
     max_docs: int = 10
     parallel: int = 1
     evidence_tokens: int = 2000
-    """Tokens of passages handed over with the documents (c1/agent/passages.py); 0: documents only."""
+    """Tokens of passages handed over with the documents (c1/retrieval/passages.py); 0: documents only."""
     # the model server
     base_urls: tuple[str, ...] = ()
     model: str | None = None
@@ -187,7 +187,7 @@ def _check(name: str, value: Any) -> str | None:
     if name == "collection":
         return collection_name_problem(value)
     if name == "embedder":
-        from c1.corpus.embedders import EmbedderError, builtin_name
+        from c1.store.embedders import EmbedderError, builtin_name
 
         try:
             builtin_name(value)

@@ -14,3 +14,12 @@ def option(flags: str | tuple[str, ...], default: Any = None, help: str | None =
     ``("--name", "-n")``), the default, the help, and Typer's ``min``/``max``/``envvar``."""
     names = (flags,) if isinstance(flags, str) else tuple(flags)
     return field(default=default, metadata={"flags": names, "help": help, "typer": typer_kwargs})
+
+
+def same_as(cls, name: str):
+    """Field ``name`` of another command's flag dataclass ``cls``, declared there once (the same flag,
+    default, help and bounds: ``--lora-rank`` of ``c1 train sft`` is ``c1 train rl``'s)."""
+    from dataclasses import fields
+
+    f = next(f for f in fields(cls) if f.name == name)
+    return field(default=f.default, metadata=f.metadata)

@@ -2,7 +2,7 @@
 over HTTP (c1/api.py) and MCP (c1/commands/mcp.py). They carry requests and answers; what a search or a
 status is, and which collections stay open, is decided here once.
 
-- :class:`Corpora`: each collection's :class:`~c1.agent.corpus.Corpus` opened once and shared by every
+- :class:`Corpora`: each collection's :class:`~c1.retrieval.corpus.Corpus` opened once and shared by every
   request. Its reads are safe concurrently: SQLite in serialized mode with ``check_same_thread=False``
   (each query its own cursor), tantivy and Chroma searchers, the ONNX session; a test compares 8
   concurrent searches with the same searches run one by one.
@@ -129,14 +129,14 @@ class Corpora:
             except C1Error:  # removed, emptied: open it anew below
                 with self._lock:
                     self._open.pop(self.key(settings), None)
-        from c1.agent.corpus import Corpus
+        from c1.retrieval.corpus import Corpus
 
         with self._opening:  # one opening at a time: two first requests share one corpus
             corpus = self.cached(settings)  # opened meanwhile by another request
             if corpus is not None:
                 return corpus
             if refresh:
-                from c1.corpus.vectors import fresh_clients
+                from c1.store.vectors import fresh_clients
 
                 fresh_clients()  # Chroma's cached client may have loaded this collection's index before a re-index
             corpus = Corpus(replace(settings), self.embedder(settings) if self.share_embedders else None)
@@ -148,7 +148,7 @@ class Corpora:
 
     def embedder(self, settings: Settings):
         """The shared embedder for these settings: the collection's own built-in one, or the server's."""
-        from c1.corpus.embedders import builtin_for, make_embedder
+        from c1.store.embedders import builtin_for, make_embedder
 
         builtin = None if settings.embed_url else builtin_for(settings)  # the collection's own
         key = (settings.embed_url, settings.embed_model, settings.embed_api_key, builtin)
@@ -164,8 +164,8 @@ class Corpora:
             self._open.clear()
 
 
-LOAD_IMPORTS = ("numpy", "onnxruntime", "tokenizers", "openai_harmony", "c1.pinned", "c1.tokens", "c1.corpus.embedders",
-                "c1.corpus.rerankers")
+LOAD_IMPORTS = ("numpy", "onnxruntime", "tokenizers", "openai_harmony", "c1.pinned", "c1.tokens", "c1.store.embedders",
+                "c1.retrieval.rerankers")
 """What :func:`load_models` needs, imported before it runs in a thread of its own (the resident process's
 warm-up, c1/daemon/server.py): it then imports nothing, so it never imports at the same time as the
 thread that imports chromadb (two threads importing numpy at once can fail with 'partially initialized
@@ -178,8 +178,8 @@ def load_models(settings: Settings, embedder) -> list[str]:
     ``--rerank`` may use it, the o200k encoding that counts the context. Each is loaded once per process
     (the search then uses these very objects); what failed is returned, and the search that needs it
     reports it as it would have."""
-    from c1.corpus.embedders import OnnxEmbedder
-    from c1.corpus.rerankers import make_reranker
+    from c1.store.embedders import OnnxEmbedder
+    from c1.retrieval.rerankers import make_reranker
     from c1.tokens import encoding
 
     steps = [lambda: encoding().encode("warm up", disallowed_special=())]
@@ -200,7 +200,7 @@ def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=N
     """One search in this process: open the collection (unless given ``corpus``), choose the policy,
     tell ``on_open(policy note, policy warning, corpus warnings)``, run, and return the SearchResult. The
     resident process runs the very same function, so both give the same result."""
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.search import search_with
 
@@ -269,7 +269,7 @@ def store_mark(settings, name: str) -> tuple | None:
                 except OSError:
                     continue
                 parts.append((where, f, st.st_ino, st.st_size, st.st_mtime_ns))
-    from c1.corpus.readonly import is_writable
+    from c1.store.readonly import is_writable
 
     mode = "mode=ro" if is_writable(folder) else "immutable=1"  # a read-only home: its log is among the parts
     try:

@@ -62,7 +62,7 @@ def shown_score(score: float | None, tool: str | None = None) -> str:
     if score is None:
         return ""
     if tool == SEARCH:
-        from c1.agent.corpus import Corpus
+        from c1.retrieval.corpus import Corpus
 
         score = score / (1.0 + Corpus.W_DOC)
     return f"{max(0.0, min(1.0, score)):.2f}"

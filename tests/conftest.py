@@ -113,7 +113,7 @@ class CliResult(NamedTuple):
 
 _INSTRUMENTED = """
 import importlib, os, sys, time
-import c1.corpus.indexer as ix
+import c1.index.indexer as ix
 batch, target, marker = sys.argv.pop(1), sys.argv.pop(1), sys.argv.pop(1)
 if batch != "-":
     ix.BATCH_CHUNKS = int(batch)
@@ -158,7 +158,7 @@ def wait_for(predicate, proc: subprocess.Popen, what: str, timeout: float = 300)
 def c1_argv(*args, batch_chunks: int | None = None, pause_after: str | None = None,
             marker: Path | None = None) -> list[str]:
     """The real CLI. ``batch_chunks`` makes the indexer commit every few chunks (crash tests: many
-    commits from a small corpus). ``pause_after`` ("c1.corpus.manifest.Manifest.replace_files"): right
+    commits from a small corpus). ``pause_after`` ("c1.store.manifest.Manifest.replace_files"): right
     after the first call of that method returns, the process creates ``marker`` and waits until the
     test removes it — so that a signal, or a second command, lands in the middle of the run whatever
     the machine's speed."""
@@ -374,14 +374,14 @@ def chroma_collection(home: Path, collection: str = "default", chroma_url: str |
     """The collection's Chroma handle, with no cached client state from earlier reads."""
     from chromadb.api.client import SharedSystemClient
 
-    from c1.corpus.vectors import VectorStore
+    from c1.store.vectors import VectorStore
 
     SharedSystemClient.clear_system_cache()
     return VectorStore(home, collection, chroma_url, None, create=False)
 
 
 def inspect_collection(home: Path, collection: str = "default", chroma_url: str | None = None) -> StoreState:
-    from c1.corpus.lexical import LexicalIndex
+    from c1.store.lexical import LexicalIndex
 
     cdir = home / "collections" / collection
     m = read_manifest(cdir / "manifest.sqlite")

@@ -11,8 +11,8 @@ import pytest
 
 from c1.agent import events as ev
 from c1.agent.context import Context, ToolCall
-from c1.agent.corpus import Corpus
-from c1.agent.fusion import rrf
+from c1.retrieval.corpus import Corpus
+from c1.retrieval.fusion import rrf
 from c1.agent.loop import Agent
 from c1.agent.output import Ranked, parse_final, render_final
 from c1.agent.policy import Reply
@@ -50,6 +50,7 @@ def test_rrf_matches_hand_computation():
 
 
 # --- tools ---------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_search_returns_whole_unseen_chunks_within_budget(corpus):
     tools, ctx = _tools(corpus, search_tokens=400)
     first = tools.execute("search_corpus", {"query": "drummer Hall of Fame"})
@@ -264,6 +265,7 @@ def _cli(*args, home):
     return p.returncode, p.stdout, p.stderr
 
 
+@pytest.mark.slow
 def test_cli_search_json_end_to_end(corpus_settings, tmp_path):
     settings, records = corpus_settings
     traj = tmp_path / "t.json"
@@ -286,6 +288,7 @@ def test_cli_search_json_end_to_end(corpus_settings, tmp_path):
     assert {x["run"] for x in lines if "run" in x} == {0, 1}
 
 
+@pytest.mark.slow
 def test_cli_search_exit_codes(corpus_settings, tmp_path):
     settings, _ = corpus_settings
     rc, out, err = _cli("search", "anything", home=tmp_path / "empty")

@@ -58,6 +58,7 @@ def test_health(api):
     assert body["max_concurrency"] == 2 and body["busy"] == 0
 
 
+@pytest.mark.slow
 def test_search_returns_the_json_document(api, hotpot_index: HotpotIndex):
     q = hotpot_index.questions[1]
     resp = post(api.url, {"query": q["question"], "max_docs": 3})
@@ -84,6 +85,7 @@ def _search_until_done(url: str, body: dict) -> tuple[httpx.Response, int]:
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_concurrent_requests_are_bounded_and_consistent(api, hotpot_index: HotpotIndex):
     questions = [q["question"] for q in hotpot_index.questions]
     expected = {}
@@ -207,6 +209,7 @@ def test_timeout_is_504_and_the_slot_comes_back(hotpot_index: HotpotIndex):
         srv.close()
 
 
+@pytest.mark.slow
 def test_token_is_checked_on_every_request(hotpot_index: HotpotIndex):
     srv = start(hotpot_index, token="s3cret")
     try:
@@ -295,6 +298,7 @@ def test_the_cached_policy_choice_is_the_one_for_the_requests_budget(tmp_path):
     assert service.choice(replace(settings, budget=SMALL_BUDGET)).factory(0).prune_below == PRUNE_BELOW
 
 
+@pytest.mark.slow
 def test_a_failing_model_server_is_502_with_its_reason(hotpot_index: HotpotIndex):
     """The model server lists its model but answers chat requests with HTTP 500: a bad gateway
     naming the server and its reason (JSON and SSE), never a 200 with no documents."""

@@ -41,6 +41,7 @@ def batch(home, *args, stdin: str | None = None):
     return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
 
 
+@pytest.mark.slow
 def test_lines_and_json_lines_in_input_order_as_single_searches(home, questions, tmp_path):
     path = tmp_path / "questions.txt"
     path.write_text(f"{questions[0]}\n\n" + json.dumps({"id": "q-b", "query": questions[1]}) + "\n"
@@ -54,6 +55,7 @@ def test_lines_and_json_lines_in_input_order_as_single_searches(home, questions,
     assert "3 questions" in stderr
 
 
+@pytest.mark.slow
 def test_jobs_keep_the_input_order(home, questions):
     many = [q for q in questions for _ in range(3)] + [q.lower() for q in questions]
     text = "".join(q + "\n" for q in many)
@@ -64,6 +66,7 @@ def test_jobs_keep_the_input_order(home, questions):
     assert [untimed(r) for r in four] == [untimed(r) for r in one]
 
 
+@pytest.mark.slow
 def test_bad_lines_are_answered_in_place_and_exit_2(home, questions):
     text = "\n".join([questions[0], "{not json", json.dumps({"id": 7, "query": "  "}), json.dumps({"id": 8}), questions[1]])
     rc, rows, stderr = batch(home, "-", stdin=text + "\n")
@@ -76,6 +79,7 @@ def test_bad_lines_are_answered_in_place_and_exit_2(home, questions):
     assert "Traceback" not in stderr and stderr.count("warning") == 3
 
 
+@pytest.mark.slow
 def test_answers_stream_while_the_input_is_still_open(home, questions):
     """A question is answered before the next one is written (a script feeding c1 one question at a time)."""
     proc = subprocess.Popen(c1_argv("search", "--batch", "-", "-q"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -103,6 +107,7 @@ def test_usage_errors_are_one_line(invoke_c1, args, fragment):
     invoke_c1("search", *args).assert_one_line_error(2, fragment)
 
 
+@pytest.mark.slow
 def test_a_named_server_that_does_not_answer_is_said_for_the_batch_as_for_one_search(home, questions):
     """--batch with --base-url of a server that is down: the built-in policy runs, the warning is on
     stderr even with --quiet, and every row's stats carry it (policy_warning), as a single search's do."""

@@ -16,14 +16,14 @@ from dataclasses import replace
 import pytest
 
 from c1.agent import events as ev
-from c1.agent.corpus import Corpus
+from c1.retrieval.corpus import Corpus
 from c1.agent.output import parse_final
 from c1.agent.policies.builtin import BuiltinPolicy
-from c1.agent.policies.text import clean_title, question_entities
+from c1.retrieval.text import clean_title, question_entities
 from c1.agent.search import run_search
 from c1.config import Settings
-from c1.corpus.embedders import MiniLMEmbedder
-from c1.corpus.indexer import Indexer
+from c1.store.embedders import MiniLMEmbedder
+from c1.index.indexer import Indexer
 from conftest import hotpot_paragraphs, hotpot_records, shared_data_dir, write_jsonl
 
 DATA = shared_data_dir()
@@ -113,6 +113,7 @@ def test_nonsense_returns_nothing(world):
     assert titles == [] and result.documents == []
 
 
+@pytest.mark.slow
 def test_nonsense_exits_1_in_the_cli(world, tmp_path):
     settings = world[0]
     env = {k: v for k, v in os.environ.items() if not k.startswith("C1_")}

@@ -85,6 +85,7 @@ def server_collection(url: str, name: str = "c1-default"):
     return client.get_collection(name, embedding_function=None)
 
 
+@pytest.mark.slow
 def test_index_into_a_chroma_server(chroma_server, c1_home, run_c1, enron_folder, small_corpus, tmp_path):
     corpus = enron_folder(4, smallest=True)
     shutil.copy(small_corpus.path / "hotpot" / "paragraphs.jsonl", corpus / "paragraphs.jsonl")
@@ -127,12 +128,14 @@ def test_index_into_a_chroma_server(chroma_server, c1_home, run_c1, enron_folder
     assert row["consistent"] is True and row["chroma_chunks"] == len(state.manifest_ids)
 
 
+@pytest.mark.slow
 def test_unreachable_chroma_server_is_a_one_line_error(c1_home, run_c1, enron_folder):
     url = f"http://127.0.0.1:{free_port()}"
     corpus = enron_folder(1, smallest=True)
     run_c1("index", corpus, "--chroma-url", url).assert_one_line_error(2, "chroma", url)
 
 
+@pytest.mark.slow
 def test_status_when_the_server_is_down_shows_the_reason_and_the_other_collections(c1_home, run_c1, enron_folder,
                                                                                     tmp_path):
     corpus = enron_folder(1, smallest=True)
@@ -151,6 +154,7 @@ def test_status_when_the_server_is_down_shows_the_reason_and_the_other_collectio
     assert f"default: cannot reach the Chroma server at {url}" in " ".join(plain.stderr.split())
 
 
+@pytest.mark.slow
 def test_status_with_a_dead_chroma_url_leaves_embedded_collections_healthy(c1_home, run_c1, enron_folder):
     """`c1 status --chroma-url <dead>` marked every healthy embedded collection BROKEN."""
     corpus = enron_folder(1, smallest=True)
@@ -164,6 +168,7 @@ def test_status_with_a_dead_chroma_url_leaves_embedded_collections_healthy(c1_ho
     assert plain.rc == 0 and "BROKEN" not in plain.stdout + plain.stderr
 
 
+@pytest.mark.slow
 def test_a_mistyped_chroma_url_does_not_bind_or_break_anything(c1_home, run_c1, enron_folder):
     corpus = enron_folder(1, smallest=True)
     assert run_c1("index", corpus, "--quiet").rc == 0
@@ -180,6 +185,7 @@ def test_a_mistyped_chroma_url_does_not_bind_or_break_anything(c1_home, run_c1, 
     assert fixed.json()["added"] == 1
 
 
+@pytest.mark.slow
 def test_rm_removes_the_vectors_from_the_server(chroma_server, c1_home, run_c1, enron_folder):
     corpus = enron_folder(2, smallest=True)
     assert run_c1("index", corpus, "--chroma-url", chroma_server, "-c", "gone", "--quiet").rc == 0
@@ -193,6 +199,7 @@ def test_rm_removes_the_vectors_from_the_server(chroma_server, c1_home, run_c1, 
         server_collection(chroma_server, "c1-gone")
 
 
+@pytest.mark.slow
 def test_a_collection_stays_on_its_store(chroma_server, c1_home, run_c1, enron_folder):
     """The manifest says what is indexed; pointing a collection at another store would make it lie."""
     corpus = enron_folder(2, smallest=True)

@@ -1,4 +1,4 @@
-"""The context a chunk is indexed with (c1.corpus.headers): identity, section heading, page.
+"""The context a chunk is indexed with (c1.index.headers): identity, section heading, page.
 
 Unit tests on the pieces, then the real indexer on real PDFs: two copies of one PDF that differ
 only by file name are told apart by BM25 and by the embedding through their file-name words,
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from c1.corpus.headers import (
+from c1.index.headers import (
     ChunkContext,
     contexts,
     headings,
@@ -119,10 +119,10 @@ def test_embed_text_carries_the_header_and_leaves_passages_alone():
 def test_contexts_rebuilt_from_stored_chunks_match_the_original(shared_data):
     """A repair has only the manifest's chunks: the headings it computes must be the indexer's."""
     from c1.config import Settings
-    from c1.corpus.chunking import chunk_spans
-    from c1.corpus.loaders import load
-    from c1.corpus.manifest import Chunk, DocRecord
-    from c1.corpus.walk import walk
+    from c1.index.chunking import chunk_spans
+    from c1.index.loaders import load
+    from c1.store.manifest import Chunk, DocRecord
+    from c1.index.walk import walk
 
     pdf = shared_data / "pdf" / "pypdf_sample_files" / "006-pdflatex-outline" / "pdflatex-outline.pdf"
     sources, _ = walk([str(pdf)], max_bytes=1 << 30)
@@ -152,13 +152,14 @@ def twin_filings(new_c1_env, shared_data):
 
 
 def _open(env):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     return Corpus(load_settings().with_flags(home=str(env.home)))
 
 
 @pytest.mark.parametrize("name, other", [("ACME", "ZENITH"), ("ZENITH", "ACME")])
+@pytest.mark.slow
 def test_file_name_words_reach_bm25_and_the_embedding(twin_filings, name, other):
     corpus = _open(twin_filings)
     try:
@@ -175,6 +176,7 @@ def test_file_name_words_reach_bm25_and_the_embedding(twin_filings, name, other)
         corpus.close()
 
 
+@pytest.mark.slow
 def test_search_returns_the_chunk_text_not_the_header(twin_filings):
     from c1.agent.context import Context
     from c1.agent.tools import Tools
@@ -194,20 +196,22 @@ def test_search_returns_the_chunk_text_not_the_header(twin_filings):
 
 
 def test_a_year_glued_to_a_word_is_also_searched_alone():
-    from c1.corpus.lexical import query_terms
+    from c1.store.lexical import query_terms
 
     assert query_terms("What is the FY2018 capex in 2022Q2 (in USD)?") == [
         "what", "is", "the", "fy2018", "2018", "capex", "2022q2", "2022", "usd"]
 
 
+@pytest.mark.slow
 def test_a_repair_embeds_and_indexes_chunks_with_the_same_header(new_c1_env, shared_data):
     """Vectors lost from Chroma and a lexical index rebuilt after a crash come back as the first
     run made them: the repair rebuilds each chunk's header from the manifest alone."""
     import numpy as np
 
     from c1.config import load_settings
-    from c1.corpus.embedders import make_embedder
-    from c1.corpus.indexer import Indexer, open_store
+    from c1.store.embedders import make_embedder
+    from c1.index.indexer import Indexer
+    from c1.store.collection import open_store
 
     env = new_c1_env("repair")
     src = shared_data / "pdf" / "pypdf_sample_files" / "006-pdflatex-outline" / "pdflatex-outline.pdf"

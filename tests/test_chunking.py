@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from c1.corpus.chunking import chunk_spans
+from c1.index.chunking import chunk_spans
 from c1.tokens import chars_for_tokens
 
 SENTENCE_END = tuple('.!?…"\')]')
@@ -169,7 +169,7 @@ def test_spans_depend_only_on_the_text_and_the_sizes(prose):
     expected = [(s.start, s.end) for s in chunk_spans(prose, 256, 32)]
     chunk_spans(prose[::-1], 64, 0)  # an unrelated call in between
     assert [(s.start, s.end) for s in chunk_spans(prose, 256, 32)] == expected
-    code = ("import json, sys; from c1.corpus.chunking import chunk_spans; "
+    code = ("import json, sys; from c1.index.chunking import chunk_spans; "
             "print(json.dumps([(s.start, s.end) for s in chunk_spans(sys.stdin.read(), 256, 32)]))")
     for hash_seed in ("1", "4242"):
         out = subprocess.run([sys.executable, "-c", code], input=prose, capture_output=True, text=True, check=True,

@@ -154,6 +154,7 @@ def test_unknown_flag_setting_is_refused():
 # --- the real CLI ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_collection_precedence(c1_home, invoke_c1, tmp_path):
     """--collection beats C1_COLLECTION, which beats the config file."""
     docs = tmp_path / "docs"

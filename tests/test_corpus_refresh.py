@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import sqlite3
 
-from c1.agent.corpus import Corpus
+import pytest
+
+from c1.retrieval.corpus import Corpus
 from c1.config import Settings
+
+pytestmark = pytest.mark.slow  # a real index written and read again by two Corpus objects
 
 
 def _closed(store) -> bool:

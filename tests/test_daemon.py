@@ -144,6 +144,7 @@ def same_search(env, *args) -> dict:
 # --- same results --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_searches_through_the_resident_process_print_what_in_process_searches_print(home):
     first = same_search(home, QUESTIONS[0], "--json", "-k", "3")
     assert first["documents"] and first["policy"] == "builtin"
@@ -154,6 +155,7 @@ def test_searches_through_the_resident_process_print_what_in_process_searches_pr
     assert ping(home.env)["pid"] == pid, "one resident process served them all"
 
 
+@pytest.mark.slow
 def test_the_trajectory_and_errors_come_back_as_in_process(home, tmp_path):
     there = answered(home, "search", QUESTIONS[0], "--save-trajectory", tmp_path / "a.json")
     here = c1(home, "search", QUESTIONS[0], "--save-trajectory", tmp_path / "b.json", daemon=False)
@@ -168,6 +170,7 @@ def test_the_trajectory_and_errors_come_back_as_in_process(home, tmp_path):
     assert ping(home.env) is not None
 
 
+@pytest.mark.slow
 def test_no_daemon_starts_nothing(new_c1_env):
     env = indexed_hotpot(new_c1_env, "nodaemon", records=1)
     assert c1(env, "search", QUESTIONS[0], daemon=False).rc == 0
@@ -178,6 +181,7 @@ def test_no_daemon_starts_nothing(new_c1_env):
 # --- what a machine does to it -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_killed_resident_process_is_replaced(own_home):
     same_search(own_home, QUESTIONS[0], "--json")
     pid = ping(own_home.env)["pid"]
@@ -188,6 +192,7 @@ def test_a_killed_resident_process_is_replaced(own_home):
     assert ping(own_home.env)["pid"] != pid
 
 
+@pytest.mark.slow
 def test_a_stale_socket_is_replaced(own_home):
     path = socket_path(own_home.env)
     stop(own_home.env)
@@ -197,6 +202,7 @@ def test_a_stale_socket_is_replaced(own_home):
     assert ping(own_home.env) is not None
 
 
+@pytest.mark.slow
 def test_two_homes_two_processes_each_answers_for_its_own(home, new_c1_env):
     other = indexed_hotpot(new_c1_env, "other-home", start=3)
     try:
@@ -218,6 +224,7 @@ def test_two_homes_two_processes_each_answers_for_its_own(home, new_c1_env):
         stop(other.env)
 
 
+@pytest.mark.slow
 def test_concurrent_commands_start_one_process_and_each_gets_its_own_answer(own_home):
     stop(own_home.env)
     env = {**own_home.env, **ON}
@@ -242,6 +249,7 @@ def _is_daemon_of(proc: Path, home: str) -> bool:
     return b"c1.daemon" in argv and os.path.realpath(home).encode() in argv and alive(int(proc.name))
 
 
+@pytest.mark.slow
 def test_a_resident_process_of_another_build_is_replaced(own_home, tmp_path):
     """An upgrade (here: an edited copy of c1) must not be answered by the process of the old code."""
     import c1
@@ -263,6 +271,7 @@ def test_a_resident_process_of_another_build_is_replaced(own_home, tmp_path):
     wait_gone(old["pid"])
 
 
+@pytest.mark.slow
 def test_a_reindex_is_seen_without_a_restart(own_home):
     same_search(own_home, QUESTIONS[0], "--json")
     pid = ping(own_home.env)["pid"]
@@ -275,6 +284,7 @@ def test_a_reindex_is_seen_without_a_restart(own_home):
     assert ping(own_home.env)["pid"] == pid
 
 
+@pytest.mark.slow
 def test_a_read_only_home(home, tmp_path):
     with readonly_view(home.home, tmp_path / "ro") as view:
         env = type(home)(home.root, {**home.env, "C1_HOME": str(view), "TMPDIR": str(tmp_path)})
@@ -287,6 +297,7 @@ def test_a_read_only_home(home, tmp_path):
             stop(env.env)
 
 
+@pytest.mark.slow
 def test_a_read_only_home_is_copied_once_and_cleaned_up_on_sigterm(home, tmp_path):
     """On a read-only home the resident process reads Chroma and tantivy from private copies: each request
     made new ones (262 MB each on a real home: `c1 status` took 6.4 s), and `kill -TERM` left them all."""
@@ -314,6 +325,7 @@ def test_a_read_only_home_is_copied_once_and_cleaned_up_on_sigterm(home, tmp_pat
             stop(env.env)
 
 
+@pytest.mark.slow
 def test_it_idles_out(new_c1_env):
     env = indexed_hotpot(new_c1_env, "idle", records=1)
     assert c1(env, "search", QUESTIONS[0], extra={"C1_DAEMON_IDLE": "1"}).rc == 0
@@ -326,6 +338,7 @@ def test_it_idles_out(new_c1_env):
 # --- status --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_status_through_the_resident_process(own_home):
     def both():
         there, here = answered(own_home, "status", "--json"), c1(own_home, "status", "--json", daemon=False)
@@ -355,6 +368,7 @@ def test_the_client_costs_little_to_import():
     assert out.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_a_search_through_the_resident_process_imports_only_the_round_trip(home):
     """`c1 search` through the resident process costs what Python and the flags cost: no pydantic (Typer's
     coercion of values that need none is skipped), no store, no model, no agent beyond the result type;
@@ -371,7 +385,8 @@ def test_a_search_through_the_resident_process_imports_only_the_round_trip(home)
     heavy = sorted(n for n in names if n.split(".")[0] in ("pydantic", "pydantic_core", "chromadb", "onnxruntime",
                                                             "numpy", "tantivy", "tokenizers", "rich"))
     assert heavy == []
-    assert sorted(n for n in names if n.startswith(("c1.agent.", "c1.corpus."))) == ["c1.agent.result"]
+    ours = ("c1.agent.", "c1.index.", "c1.store.", "c1.retrieval.")
+    assert sorted(n for n in names if n.startswith(ours)) == ["c1.agent.result"]
     bad = c1(home, "search", QUESTIONS[0], "-k", "0")
     assert bad.rc == 2 and "-k" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -419,6 +434,7 @@ def test_a_request_imports_nothing_until_the_warm_up_has_imported(tmp_path, monk
     listening.close()
 
 
+@pytest.mark.slow
 def test_a_search_and_a_status_sent_the_moment_it_listens_are_answered(home):
     """Repeated: a fresh resident process, a search and a status sent as soon as its socket exists (while
     its warm-up thread imports); both answered, nothing failed in its log."""
@@ -538,7 +554,7 @@ def test_loading_the_models_ahead_imports_nothing(tmp_path):
         "from c1.service import LOAD_IMPORTS, load_models\n"
         "for name in LOAD_IMPORTS: importlib.import_module(name)\n"
         "from c1.config import Settings\n"
-        "from c1.corpus.embedders import make_embedder\n"
+        "from c1.store.embedders import make_embedder\n"
         "embedder = make_embedder()\n"
         "before = set(sys.modules)\n"
         "problems = load_models(Settings(home=Path(sys.argv[1])), embedder)\n"

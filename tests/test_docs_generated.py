@@ -131,6 +131,7 @@ def test_c1_completions_of_an_unknown_shell_is_one_line():
 
 
 @pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
+@pytest.mark.slow
 def test_the_package_installs_the_man_page_and_the_completions(tmp_path):
     """`pip install .` installed neither: `man c1` found nothing."""
     source = tmp_path / "source"  # a copy: building writes build/ and c1.egg-info beside the sources

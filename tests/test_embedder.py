@@ -1,4 +1,4 @@
-"""The embedders (c1/corpus/embedders.py): MiniLM's batching, bge-small (the default: CLS pooling, the query
+"""The embedders (c1/store/embedders.py): MiniLM's batching, bge-small (the default: CLS pooling, the query
 instruction, pinned files), where ONNX runs, --embed-url requests in flight, and a collection keeping its embedder."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from c1.corpus import embedders
-from c1.corpus.embedders import (
+from c1.store import embedders
+from c1.store.embedders import (
     BGE_QUERY_PREFIX,
     BgeSmallEmbedder,
     EmbedderError,
@@ -120,6 +120,7 @@ def _expected(texts):
     return _normalise(np.asarray([text_vector(t) for t in texts], dtype=np.float32))
 
 
+@pytest.mark.slow
 def test_pipelined_requests_keep_the_texts_order_and_stay_within_the_bound():
     from model_servers import ModelServer
 
@@ -178,6 +179,7 @@ def _finds_its_subject(run_c1, mail) -> bool:
     return path.name in json.dumps(json.loads(out.stdout)["documents"])
 
 
+@pytest.mark.slow
 def test_a_collection_keeps_its_embedder_until_rebuild(run_c1, enron_folder, c1_home):
     from conftest import chroma_collection, copy_enron, shared_data_dir
 
@@ -211,7 +213,7 @@ def test_a_model_asked_for_by_two_threads_at_once_is_loaded_once():
     import threading
     import time
 
-    from c1.corpus.embedders import once_property
+    from c1.store.embedders import once_property
 
     calls = []
 

@@ -22,6 +22,7 @@ from c1.eval.datasets import Question, load_dataset, page_key, select
 from c1.eval.runner import (
     Keys, RowWriter, System, answer_found, load_rows, parse_systems, prepare_run_dir, score_row,
 )
+from c1.eval.settings import EvalFlags, EvalOptions
 
 HOTPOT = "hotpotqa/hotpotqa_dev_distractor_200.jsonl"
 
@@ -297,7 +298,7 @@ def test_loader_errors(tmp_path):
 
 
 class FakeCorpus:
-    """Just enough of c1.agent.corpus.Corpus for Keys: documents and their chunks (start, end, page)."""
+    """Just enough of c1.retrieval.corpus.Corpus for Keys: documents and their chunks (start, end, page)."""
 
     def __init__(self, docs: dict[str, tuple[str | None, str, list[tuple[int, int, int | None]]]]):
         self.docs = {d: SimpleNamespace(doc_id=d, source_id=sid, path=path) for d, (sid, path, _) in docs.items()}
@@ -453,6 +454,7 @@ def test_markdown_and_tables():
     assert max(len(line) for line in text.splitlines()) <= 80
 
 
+@pytest.mark.slow
 def test_plot_is_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     s = summary([sys_summary("builtin", f1=0.5, full_recall=0.4, latency_p50=1.2),
@@ -477,7 +479,7 @@ def pooled_runs(hotpot8: Path, tmp_path_factory):
     """Pooled over the 8 records' 80 paragraphs, builtin + hybrid + bm25 at k=5: 4 questions, then
     8 into the same run directory (resume), then 8 again (nothing to do)."""
     from c1.commands.eval import run_eval_command
-    from c1.eval.runner import EvalOptions, run_eval
+    from c1.eval.runner import run_eval
 
     root = tmp_path_factory.mktemp("eval-pooled")
     settings = Settings(home=root / "home", max_docs=5)
@@ -495,6 +497,7 @@ def pooled_runs(hotpot8: Path, tmp_path_factory):
                            marker=marker, marker_mtime=marker_mtime, run_eval_command=run_eval_command)
 
 
+@pytest.mark.slow
 def test_e2e_pooled_scores(pooled_runs):
     s = pooled_runs.second.summary
     records = [json.loads(line) for line in pooled_runs.hotpot8.read_text().splitlines()]
@@ -523,6 +526,7 @@ def test_e2e_pooled_scores(pooled_runs):
         assert by[name]["f1"] == pytest.approx(sum(r["metrics"]["f1"] for r in mine) / 8, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_e2e_resume_computes_only_new_questions(pooled_runs):
     p = pooled_runs
     assert p.first.computed == 12 and len(p.rows_after_first) == 12
@@ -533,10 +537,11 @@ def test_e2e_resume_computes_only_new_questions(pooled_runs):
     assert p.marker.stat().st_mtime_ns == p.marker_mtime  # the collection was reused, not rebuilt
 
 
+@pytest.mark.slow
 def test_e2e_rerun_is_a_no_op_and_prints(pooled_runs, capsys):
     p = pooled_runs
-    code = p.run_eval_command(p.settings, "hotpotqa", str(p.hotpot8), systems="builtin,hybrid,bm25", limit=8,
-                              out=p.out, json_out=True)
+    code = p.run_eval_command(p.settings, "hotpotqa", str(p.hotpot8), EvalFlags(systems="builtin,hybrid,bm25", limit=8,
+                                                                                 out=p.out), json_out=True)
     out, err = capsys.readouterr()
     assert code == 0
     s = json.loads(out)
@@ -552,9 +557,10 @@ def test_e2e_rerun_is_a_no_op_and_prints(pooled_runs, capsys):
         assert "matplotlib is not installed" in err
 
 
+@pytest.mark.slow
 def test_e2e_other_config_refused_then_forced_and_compared(pooled_runs, capsys):
     from c1.commands.eval import run_compare_command
-    from c1.eval.runner import EvalOptions, run_eval
+    from c1.eval.runner import run_eval
 
     p = pooled_runs
     k3 = Settings(home=p.settings.home, max_docs=3)
@@ -572,8 +578,9 @@ def test_e2e_other_config_refused_then_forced_and_compared(pooled_runs, capsys):
     assert next(x for x in cmp["systems"] if x["system"] == "builtin")["in"] == "a"
 
 
+@pytest.mark.slow
 def test_e2e_per_question_setting(hotpot8, tmp_path):
-    from c1.eval.runner import EvalOptions, run_eval
+    from c1.eval.runner import run_eval
 
     settings = Settings(home=tmp_path / "home", max_docs=2)
     run = run_eval(settings, EvalOptions("hotpotqa", str(hotpot8), setting="per-question", systems="bm25,hybrid",
@@ -593,13 +600,14 @@ def test_e2e_per_question_setting(hotpot8, tmp_path):
         run_eval(settings, EvalOptions("beir", str(beir), setting="per-question", systems="bm25"))
 
 
+@pytest.mark.slow
 def test_e2e_llm_system_costs(pooled_runs, tmp_path):
     """An llm system against a scripted OpenAI-compatible server: one search, then an answer that
     names no document (the loop then ranks what the run saw). Its tokens, turns and tool calls
     are counted per question."""
     from llm_server import ScriptedServer, Step, completion
 
-    from c1.eval.runner import EvalOptions, run_eval
+    from c1.eval.runner import run_eval
 
     records = [json.loads(line) for line in pooled_runs.hotpot8.read_text().splitlines()[:2]]
     script = []
@@ -659,8 +667,9 @@ def filler(rng: random.Random, lines: int) -> list[str]:
     return [" ".join(rng.choice(words) for _ in range(12)) for _ in range(lines)]
 
 
+@pytest.mark.slow
 def test_e2e_financebench_pages(tmp_path, capsys):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.commands.eval import run_eval_command
 
     rng = random.Random(5)
@@ -678,8 +687,8 @@ def test_e2e_financebench_pages(tmp_path, capsys):
          "answer": "12 cents", "evidence": [{"evidence_text": "...", "evidence_page_num": 0}]},
     ])
     settings = Settings(home=tmp_path / "home", max_docs=1)
-    assert run_eval_command(settings, "financebench", str(path), systems="bm25", out=tmp_path / "run",
-                            plot=False, json_out=True, quiet=True) == 0
+    assert run_eval_command(settings, "financebench", str(path), EvalFlags(systems="bm25", out=tmp_path / "run",
+                                                                           no_plot=True), json_out=True, quiet=True) == 0
     s = json.loads(capsys.readouterr().out)
     rows = {r["qid"]: r for r in load_rows(tmp_path / "run" / "results.jsonl")}
     assert rows["fb1"]["gold"] == ["ACME_2022_10K.pdf#p3"] and rows["fb2"]["gold"] == ["ZENITH_2021_10K.pdf#p1"]

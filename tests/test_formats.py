@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from c1.corpus.documents import Skip
-from c1.corpus.loaders import load, load_with_warnings
-from c1.corpus.walk import Source, walk
+from c1.index.documents import Skip
+from c1.index.loaders import load, load_with_warnings
+from c1.index.walk import Source, walk
 
 docx = pytest.importorskip("docx", reason="the office extra: pip install 'c1[office]'")
 pptx = pytest.importorskip("pptx", reason="the office extra: pip install 'c1[office]'")
@@ -287,8 +287,8 @@ def test_missing_office_extra_is_a_one_line_skip_reason(tmp_path):
     fake = tmp_path / "site" / "docx"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('No module named lxml')\n")
-    code = ("from c1.corpus.loaders import load\nfrom c1.corpus.walk import Source\n"
-            "from c1.corpus.documents import Skip\n"
+    code = ("from c1.index.loaders import load\nfrom c1.index.walk import Source\n"
+            "from c1.index.documents import Skip\n"
             f"try:\n    load(Source({str(tmp_path / 'report.docx')!r}, 'docx'))\n"
             "except Skip as exc:\n    print(exc)\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), os.environ.get("PYTHONPATH", "")])}
@@ -296,6 +296,7 @@ def test_missing_office_extra_is_a_one_line_skip_reason(tmp_path):
     assert out.stdout.strip() == "install c1[office] to index .docx files"
 
 
+@pytest.mark.slow
 def test_index_a_folder_of_every_format(tmp_path, run_c1, c1_home):
     folder = tmp_path / "docs"
     folder.mkdir()

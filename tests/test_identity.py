@@ -1,4 +1,4 @@
-"""Document-level evidence (c1.agent.identity): the question's names and period against each
+"""Document-level evidence (c1.retrieval.identity): the question's names and period against each
 document's identity, as a ranking signal of ``Corpus.hybrid``.
 
 Unit tests on reading questions and scoring identities, then real collections: long documents
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from c1.agent.identity import asked, evidence, identity
+from c1.retrieval.identity import asked, evidence, identity
 from conftest import copy_file, hotpot_paragraphs, write_jsonl
 
 
@@ -119,7 +119,7 @@ def annual_reports(new_c1_env, shared_data):
 
 
 def _open(env):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     return Corpus(load_settings().with_flags(home=str(env.home)))
@@ -127,6 +127,7 @@ def _open(env):
 
 @pytest.mark.parametrize("company, year", [("Northwind Traders", 2019), ("Northwind Traders", 2021),
                                            ("Contoso Ltd", 2019), ("Contoso Ltd", 2021)])
+@pytest.mark.slow
 def test_hybrid_ranks_the_report_the_question_names_first(annual_reports, company, year):
     corpus = _open(annual_reports)
     try:
@@ -141,9 +142,10 @@ def test_hybrid_ranks_the_report_the_question_names_first(annual_reports, compan
         corpus.close()
 
 
+@pytest.mark.slow
 def test_passages_are_left_to_their_own_scores(new_c1_env, shared_data):
     """One-chunk documents take no document-level evidence: the ranking is BM25 ∥ dense → RRF alone."""
-    from c1.agent.fusion import rrf
+    from c1.retrieval.fusion import rrf
 
     env = new_c1_env("passages")
     corpus_file = write_jsonl(env.root / "paras.jsonl", hotpot_paragraphs(shared_data, 3))
@@ -159,6 +161,7 @@ def test_passages_are_left_to_their_own_scores(new_c1_env, shared_data):
         corpus.close()
 
 
+@pytest.mark.slow
 def test_renamed_copies_of_a_long_pdf_follow_the_question(new_c1_env, shared_data):
     """The same real PDF under two file names: the question's name and year pick the copy."""
     env = new_c1_env("renamed")
@@ -176,6 +179,7 @@ def test_renamed_copies_of_a_long_pdf_follow_the_question(new_c1_env, shared_dat
 
 
 @pytest.mark.parametrize("company, year", [("Northwind Traders", 2019), ("Contoso Ltd", 2021)])
+@pytest.mark.slow
 def test_builtin_policy_returns_the_named_report_first_and_what_its_first_search_found(annual_reports, company, year):
     """The built-in policy on long documents with one shared title ("ANNUAL REPORT"): the report
     the question names comes first, with the chunk the question's own search ranks first."""
@@ -200,6 +204,7 @@ def test_builtin_policy_returns_the_named_report_first_and_what_its_first_search
         corpus.close()
 
 
+@pytest.mark.slow
 def test_the_hybrid_baseline_returns_one_search_depth_of_chunks(annual_reports):
     """c1 eval's single-shot baseline on long documents: reading the ranking further to fill k
     documents adds those documents, not dozens more chunks of the first ones."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from c1.corpus.embedders import DEFAULT_EMBEDDER
+from c1.store.embedders import DEFAULT_EMBEDDER
 
 from conftest import chroma_collection, copy_file, enron_messages, inspect_collection, invoke_cli, read_manifest, wait_for
 
@@ -38,8 +38,8 @@ def free_port() -> int:
 
 def docs_by_key(paths: list[Path]) -> dict:
     """Load the files again, as the indexer does: key → Document."""
-    from c1.corpus.loaders import load
-    from c1.corpus.walk import walk
+    from c1.index.loaders import load
+    from c1.index.walk import walk
 
     sources, _ = walk([str(p) for p in paths], max_bytes=1 << 30)
     return {d.key: d for s in sources for d in load(s)}
@@ -58,6 +58,7 @@ def indexed(new_c1_env, small_corpus):
     return env
 
 
+@pytest.mark.slow
 def test_report_counts(indexed, small_corpus):
     r = indexed.report
     assert REPORT_KEYS <= set(r)
@@ -71,6 +72,7 @@ def test_report_counts(indexed, small_corpus):
     assert "Traceback" not in indexed.stderr
 
 
+@pytest.mark.slow
 def test_stores_agree(indexed, small_corpus):
     state = inspect_collection(indexed.home)
     state.assert_consistent()
@@ -80,6 +82,7 @@ def test_stores_agree(indexed, small_corpus):
     assert state.meta["embedder"] == DEFAULT_EMBEDDER
 
 
+@pytest.mark.slow
 def test_chunk_ids_are_short_and_stable(indexed):
     state = inspect_collection(indexed.home)
     assert all(CHUNK_ID.match(i) for i in state.manifest_ids), sorted(state.manifest_ids)[:5]
@@ -91,6 +94,7 @@ def test_chunk_ids_are_short_and_stable(indexed):
     assert len({d["key"] for d in state.docs}) == len(state.docs)
 
 
+@pytest.mark.slow
 def test_source_id_survives_into_manifest_and_chroma(indexed, small_corpus):
     state = inspect_collection(indexed.home)
     jsonl = str(small_corpus.path / "hotpot" / "paragraphs.jsonl")
@@ -114,6 +118,7 @@ def test_source_id_survives_into_manifest_and_chroma(indexed, small_corpus):
     assert mail and all(m.get("from") and m.get("message_id") for m in mail)
 
 
+@pytest.mark.slow
 def test_spans_slice_the_document_text_exactly(indexed, small_corpus):
     state = inspect_collection(indexed.home)
     docs = docs_by_key([small_corpus.path])
@@ -135,6 +140,7 @@ def test_spans_slice_the_document_text_exactly(indexed, small_corpus):
     assert len(pages_seen) >= 3, f"a 4-page PDF should spread its chunks over pages, got {pages_seen}"
 
 
+@pytest.mark.slow
 def test_rerun_without_changes_embeds_nothing(indexed, small_corpus):
     """Speed is bench/index_speed.py's to measure; here: a re-run reads no file again and embeds nothing."""
     before = inspect_collection(indexed.home)
@@ -149,6 +155,7 @@ def test_rerun_without_changes_embeds_nothing(indexed, small_corpus):
     assert after.manifest_ids == before.manifest_ids
 
 
+@pytest.mark.slow
 def test_status_json(indexed, small_corpus):
     result = invoke_cli("status", "--json", env=indexed.env)
     assert result.rc == 0, result.stderr
@@ -164,10 +171,12 @@ def test_status_json(indexed, small_corpus):
     assert plain.rc == 0 and "consistent" in plain.stdout
 
 
+@pytest.mark.slow
 def test_status_of_unknown_collection(indexed):
     invoke_cli("status", "--collection", "nope", env=indexed.env).assert_one_line_error(2, "nope")
 
 
+@pytest.mark.slow
 def test_embedder_mismatch_is_refused_before_connecting(indexed, small_corpus):
     """A collection keeps its embedder: another one is refused before any connection is made."""
     with socket.socket() as server:
@@ -192,8 +201,9 @@ def test_embedder_mismatch_is_refused_before_connecting(indexed, small_corpus):
 # --- incremental updates -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_changed_deleted_added_are_counted_exactly(c1_home, invoke_c1, small_corpus, shared_data, tmp_path):
-    from c1.corpus.lexical import LexicalIndex
+    from c1.store.lexical import LexicalIndex
 
     corpus = tmp_path / "corpus"
     shutil.copytree(small_corpus.path, corpus)
@@ -251,6 +261,7 @@ def test_changed_deleted_added_are_counted_exactly(c1_home, invoke_c1, small_cor
     inspect_collection(c1_home).assert_consistent()
 
 
+@pytest.mark.slow
 def test_indexing_a_second_path_leaves_the_first_alone(c1_home, invoke_c1, enron_folder, tmp_path):
     first = enron_folder(3, "a")
     second = tmp_path / "b"
@@ -292,6 +303,7 @@ def bad_folder(tmp_path, shared_data) -> tuple[Path, dict[str, str]]:
     return d, {str(d / name): word for name, word in reasons.items()}
 
 
+@pytest.mark.slow
 def test_bad_input_is_skipped_listed_and_counted(c1_home, run_c1, bad_folder):
     folder, expected = bad_folder
     result = run_c1("index", folder, "--json")
@@ -325,6 +337,7 @@ def test_bad_input_is_skipped_listed_and_counted(c1_home, run_c1, bad_folder):
     inspect_collection(c1_home).assert_consistent()
 
 
+@pytest.mark.slow
 def test_strict_and_quiet_still_says_the_skipped_files(c1_home, run_c1, tmp_path):
     """`--strict -q` exited 1 and printed nothing: the exit code says files were skipped, stderr says which."""
     folder = tmp_path / "docs"
@@ -357,6 +370,7 @@ def test_dangling_symlink_path_is_a_one_line_error(c1_home, invoke_c1, tmp_path)
     invoke_c1("index", tmp_path / "link").assert_one_line_error(2, "link")
 
 
+@pytest.mark.slow
 def test_second_concurrent_index_fails_fast(c1_home, run_c1, c1_popen, enron_folder):
     folder = enron_folder(40, smallest=True)
     marker = c1_home.parent / "committed"
@@ -374,6 +388,7 @@ def test_second_concurrent_index_fails_fast(c1_home, run_c1, c1_popen, enron_fol
     inspect_collection(c1_home).assert_consistent()
 
 
+@pytest.mark.slow
 def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, invoke_c1, enron_folder):
     """An embedding server that is down on the very first run must not lock the collection to it."""
     folder = enron_folder(2)
@@ -388,6 +403,7 @@ def test_failed_first_run_does_not_bind_the_collection_to_its_embedder(c1_home, 
     assert state.meta["embedder"] == DEFAULT_EMBEDDER
 
 
+@pytest.mark.slow
 def test_keywords_only_then_a_run_that_embeds(c1_home, invoke_c1, run_c1, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -413,6 +429,7 @@ def test_keywords_only_then_a_run_that_embeds(c1_home, invoke_c1, run_c1, tmp_pa
 
 
 @pytest.mark.parametrize("flag", ["--embed-url", "--chroma-url"])
+@pytest.mark.slow
 def test_a_failed_first_run_leaves_no_collection_behind(c1_home, invoke_c1, enron_folder, flag):
     """A dead server on the very first run: one line, exit 2, and no empty collection for `c1 status` to flag."""
     folder = enron_folder(2)
@@ -428,7 +445,7 @@ def test_a_failed_first_run_leaves_no_collection_behind(c1_home, invoke_c1, enro
 # --- crash safety -------------------------------------------------------------------------------
 
 
-COMMIT = "c1.corpus.manifest.Manifest.replace_files"
+COMMIT = "c1.store.manifest.Manifest.replace_files"
 """The manifest transaction that commits a batch of files (crash tests pause right after the first)."""
 
 
@@ -506,28 +523,29 @@ class InjectedCrash(Exception):
 
 @pytest.fixture(scope="module")
 def embedder():
-    from c1.corpus.embedders import make_embedder
+    from c1.store.embedders import make_embedder
 
     return make_embedder()
 
 
 CRASH_POINTS = [
     # (what fails, on which call, during which run)
-    ("c1.corpus.manifest.Manifest.replace_files", 2, "first"),  # Chroma and tantivy ahead of the manifest
-    ("c1.corpus.vectors.VectorStore.upsert", 2, "first"),  # batch marked pending, nothing written
-    ("c1.corpus.lexical.LexicalIndex.add", 7, "first"),  # Chroma written, tantivy half written
-    ("c1.corpus.manifest.Manifest.remove_files", 1, "update"),  # a deleted file gone from Chroma only
-    ("c1.corpus.manifest.Manifest.replace_files", 1, "update"),  # changed file's new chunks not recorded
+    ("c1.store.manifest.Manifest.replace_files", 2, "first"),  # Chroma and tantivy ahead of the manifest
+    ("c1.store.vectors.VectorStore.upsert", 2, "first"),  # batch marked pending, nothing written
+    ("c1.store.lexical.LexicalIndex.add", 7, "first"),  # Chroma written, tantivy half written
+    ("c1.store.manifest.Manifest.remove_files", 1, "update"),  # a deleted file gone from Chroma only
+    ("c1.store.manifest.Manifest.replace_files", 1, "update"),  # changed file's new chunks not recorded
 ]
 
 
 @pytest.mark.parametrize("target,nth,run", CRASH_POINTS, ids=[f"{t.rsplit('.', 2)[-2]}.{t.rsplit('.', 1)[-1]}#{n}-{r}" for t, n, r in CRASH_POINTS])
+@pytest.mark.slow
 def test_injected_crash_is_repaired_by_the_next_run(c1_home, enron_folder, embedder, monkeypatch, target, nth, run):
     from c1.commands.status import collection_status
     from c1.config import load_settings
-    from c1.corpus.indexer import Indexer
+    from c1.index.indexer import Indexer
 
-    monkeypatch.setattr("c1.corpus.indexer.BATCH_CHUNKS", 4)  # several batches from a few files
+    monkeypatch.setattr("c1.index.indexer.BATCH_CHUNKS", 4)  # several batches from a few files
     folder = enron_folder(10, smallest=True)
     settings = load_settings()
     if run == "update":
@@ -574,6 +592,7 @@ def test_injected_crash_is_repaired_by_the_next_run(c1_home, enron_folder, embed
 # --- the same files under other names -----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_folder_indexed_through_a_symlink_is_the_same_folder(run_c1, tmp_path):
     """`c1 index ~/link-to-notes` after `c1 index ~/notes` added every note again as new documents."""
     notes = tmp_path / "notes"
@@ -591,6 +610,7 @@ def test_a_folder_indexed_through_a_symlink_is_the_same_folder(run_c1, tmp_path)
     assert found[0]["path"] == str(notes / "a.md")
 
 
+@pytest.mark.slow
 def test_byte_identical_copies_are_one_result_listing_their_paths(run_c1, tmp_path):
     """Two copies of one note were two results, and the copy could outrank the original."""
     notes = tmp_path / "notes"
@@ -621,6 +641,7 @@ def test_byte_identical_copies_are_one_result_listing_their_paths(run_c1, tmp_pa
     assert alone["path"] == str(original) and "paths" not in alone
 
 
+@pytest.mark.slow
 def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_path):
     """`c1 eval`'s collections (dozens: one per dataset, embedder and question) were listed with the user's in
     `c1 status`, /health and MCP."""
@@ -651,6 +672,7 @@ def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_pat
         service.close()
 
 
+@pytest.mark.slow
 def test_the_progress_lines_at_80_columns(c1_home, tmp_path, monkeypatch, shared_data):
     """The progress line at 80 columns read "indexing ━━ 0… files 0 chunks · 0.0/s 0… ETA -…", with no file
     name, no chunk total, and "ETA 3:33:35" two files in (an ETA by files). Rendered here from the states a
@@ -659,10 +681,10 @@ def test_the_progress_lines_at_80_columns(c1_home, tmp_path, monkeypatch, shared
 
     from rich.cells import cell_len
 
-    import c1.corpus.indexer as ix
-    from c1.commands.index import progress_lines
+    import c1.index.indexer as ix
+    from c1.commands.index_view import progress_lines
     from c1.config import load_settings
-    from c1.corpus.embedders import make_embedder
+    from c1.store.embedders import make_embedder
 
     folder = tmp_path / "mixed [2019] folder"
     folder.mkdir()
@@ -697,7 +719,7 @@ def test_the_progress_lines_at_80_columns(c1_home, tmp_path, monkeypatch, shared
     assert shares == sorted(shares) and shares[-1] == 100 and shares[0] < 100, shares
     in_hand = next(s for s in states if s.current.endswith(long_name))
     assert progress_lines(in_hand, 30.0, 80)[1].lstrip().startswith("the quarterly report"), "the file in hand, named"
-EMBED_ROUND = "c1.corpus.manifest.Manifest.set_vectors"
+EMBED_ROUND = "c1.store.manifest.Manifest.set_vectors"
 """What records an embedding round (phase 2): every file is searchable by keywords before its first call."""
 
 

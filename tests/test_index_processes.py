@@ -1,4 +1,4 @@
-"""Reading files in several processes (c1/corpus/readers.py): the same index as one reader, smallest files
+"""Reading files in several processes (c1/index/readers.py): the same index as one reader, smallest files
 first, and crash safety as with one reader — a kill -9 or a Ctrl-C while the reader processes read leaves
 no process behind and an index the next run completes. Real PDFs from ../shared/data, real CLI processes."""
 
@@ -19,7 +19,7 @@ PDFS = [  # real PDFs of many shapes: tables, rotated pages, a password, an empt
     "senate-expenditures.pdf", "password-example.pdf", "malformed-from-issue-932.pdf", "empty.pdf",
     "la-precinct-bulletin-2014-p1.pdf", "hello_structure.pdf",
 ]
-COMMIT = "c1.corpus.manifest.Manifest.replace_files"
+COMMIT = "c1.store.manifest.Manifest.replace_files"
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def alive(pid: int) -> bool:
 
 
 def test_reader_count_rules(monkeypatch):
-    from c1.corpus import readers
+    from c1.index import readers
 
     monkeypatch.setattr(readers, "available_cpus", lambda: 4)
     assert readers.reader_count(["pdf"]) == 0, "one costly file: read here, no process to start"
@@ -80,6 +80,7 @@ def test_reader_count_rules(monkeypatch):
 
 
 @pytest.mark.parametrize("value", ["two", "-1", "1000"])
+@pytest.mark.slow
 def test_a_bad_c1_readers_is_a_one_line_error(value, c1_home, run_c1, tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# A\n\nSome words.\n")
@@ -91,14 +92,15 @@ def test_a_bad_c1_readers_is_a_one_line_error(value, c1_home, run_c1, tmp_path):
 
 
 def test_smallest_files_first():
-    from c1.corpus import readers
-    from c1.corpus.manifest import FileRecord
+    from c1.index import readers
+    from c1.store.manifest import FileRecord
 
     recs = [FileRecord(p, "h", size, 0, "pdf") for p, size in [("/c", 30), ("/a", 10), ("/b", 30), ("/d", 5)]]
     ordered = readers.smallest_first([(None, r, True) for r in recs])
     assert [item[1].path for item in ordered] == ["/d", "/a", "/b", "/c"]
 
 
+@pytest.mark.slow
 def test_several_reader_processes_give_the_same_index_as_one(pdf_folder, new_c1_env, monkeypatch):
     runs = {}
     for readers in ("0", "3"):
@@ -120,8 +122,8 @@ def test_several_reader_processes_give_the_same_index_as_one(pdf_folder, new_c1_
 
 def test_reader_processes_are_used_and_pages_are_shown(pdf_folder, c1_home, monkeypatch):
     from c1.config import load_settings
-    from c1.corpus import indexer, readers
-    from c1.corpus.embedders import make_embedder
+    from c1.index import indexer, readers
+    from c1.store.embedders import make_embedder
 
     monkeypatch.setenv("C1_READERS", "2")
     started = []
@@ -142,7 +144,7 @@ def test_reader_processes_are_used_and_pages_are_shown(pdf_folder, c1_home, monk
     # hand: these small PDFs are read faster than the events cross, so that part is not timed here)
     import queue
 
-    from c1.corpus.walk import Source
+    from c1.index.walk import Source
 
     events: queue.Queue = queue.Queue()
     monkeypatch.setattr(readers, "_pages", events)
@@ -155,9 +157,9 @@ def test_reader_processes_are_used_and_pages_are_shown(pdf_folder, c1_home, monk
 
 
 def test_files_are_read_once_each_smallest_first(pdf_folder):
-    from c1.corpus import indexer
-    from c1.corpus.manifest import FileRecord
-    from c1.corpus.walk import scan
+    from c1.index import indexer
+    from c1.store.manifest import FileRecord
+    from c1.index.walk import scan
 
     sources = scan([str(pdf_folder)], max_bytes=1 << 30).sources
     todo = [(s, FileRecord(s.path, "h", os.stat(s.path).st_size, 0, s.kind), True) for s in sources]
@@ -218,12 +220,13 @@ def test_a_stop_while_reader_processes_read_leaves_none_and_the_next_run_complet
     assert len({d["path"] for d in state.docs}) == r["added"] + r["unchanged"]
 
 
+@pytest.mark.slow
 def test_a_reader_process_that_dies_leaves_its_files_to_the_indexer(pdf_folder, c1_home, monkeypatch, new_c1_env):
     """A crash inside a reader (here: SIGKILL from outside, as a native library's crash would end it) breaks the
     pool; the files it had not handed back are read by the indexer itself, and the index is the same as ever."""
     from c1.config import load_settings
-    from c1.corpus import indexer
-    from c1.corpus.embedders import make_embedder
+    from c1.index import indexer
+    from c1.store.embedders import make_embedder
 
     monkeypatch.setenv("C1_READERS", "2")
     monkeypatch.setattr(indexer, "BATCH_CHUNKS", 1)  # a commit per file: the kill lands after the first

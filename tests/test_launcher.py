@@ -387,6 +387,7 @@ def test_run_waits_until_the_model_is_listed(fake_plan):
     assert "listening on" in Path(plan.log_path).read_text()
 
 
+@pytest.mark.slow
 def test_a_rollout_server_gets_runtime_lora_updating_in_its_environment(fake_plan, monkeypatch):
     """The variable reaches vLLM's process (not only the plan), and a plain server does not get it."""
     monkeypatch.delenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING", raising=False)
@@ -406,6 +407,7 @@ def test_run_raises_with_the_log_tail_when_vllm_dies_early(fake_plan):
     assert "CUDA out of memory" in info.value.log_tail and "CUDA out of memory" in str(info.value)
 
 
+@pytest.mark.slow
 def test_interrupt_tears_down_the_whole_process_group(fake_plan, tmp_path):
     pidfile = tmp_path / "engine.pid"
     plan = fake_plan(FAKE_CHILD_PIDFILE=str(pidfile))
@@ -437,6 +439,7 @@ def test_stop_escalates_when_sigint_is_ignored(fake_plan, tmp_path):
     assert not _alive(int((tmp_path / "engine.pid").read_text()))
 
 
+@pytest.mark.slow
 def test_sigterm_to_c1_stops_vllm(fake_plan, tmp_path):
     """run() in its own Python process (signals go to the main thread), killed with SIGTERM."""
     pidfile = tmp_path / "engine.pid"
@@ -478,6 +481,7 @@ def test_sigterm_to_c1_stops_vllm(fake_plan, tmp_path):
     assert not _alive(server_pid) and not _alive(engine_pid)
 
 
+@pytest.mark.slow
 def test_run_times_out_when_never_ready(fake_plan):
     plan = fake_plan(FAKE_READY_AFTER="60")
     with pytest.raises(ServerNotReady, match="not ready after 1 s"):

@@ -320,7 +320,7 @@ def test_auto_skips_a_replica_that_is_down():
 
 @pytest.fixture(scope="module")
 def corpus(hotpot_index: HotpotIndex):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
 
     c = Corpus(Settings(home=hotpot_index.home))
     yield c
@@ -482,6 +482,7 @@ def test_a_final_id_the_run_never_saw_is_not_returned(corpus, hotpot_index: Hotp
 # --- the CLI ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_policy_llm_with_server_down(hotpot_index: HotpotIndex):
     from conftest import run_cli
 
@@ -495,6 +496,7 @@ def test_cli_policy_llm_with_server_down(hotpot_index: HotpotIndex):
     (Step(500, {"error": {"message": "engine died"}}), "HTTP 500: engine died"),
     (Step(200, "<html><body><h1>502 Bad Gateway</h1> nginx</body></html>"), "the reply is not JSON"),
 ])
+@pytest.mark.slow
 def test_cli_a_failing_model_server_is_exit_2_with_its_reason(hotpot_index: HotpotIndex, step, reason):
     """The server lists its model but fails every chat request: one line naming the server and its
     reason, exit 2 — not "nothing found" (exit 1), with or without --json."""
@@ -510,6 +512,7 @@ def test_cli_a_failing_model_server_is_exit_2_with_its_reason(hotpot_index: Hotp
             assert "nothing found" not in res.stderr and len(lines) <= 2  # the policy note, the error
 
 
+@pytest.mark.slow
 def test_cli_auto_falls_back_and_says_so(hotpot_index: HotpotIndex):
     from conftest import run_cli
 

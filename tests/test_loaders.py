@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from c1.corpus.documents import Document, Skip
-from c1.corpus.loaders import html_to_text, load, load_with_warnings
-from c1.corpus.walk import Source, walk
+from c1.index.documents import Document, Skip
+from c1.index.loaders import html_to_text, load, load_with_warnings
+from c1.index.walk import Source, walk
 
 MB = 1 << 20
 DATA = Path(
@@ -51,7 +51,7 @@ def pdf_outcomes() -> dict[str, tuple[str, object]]:
     """Every PDF of shared/data/pdf loaded once, without OCR (tests/test_ocr.py has it):
     relative path -> ("ok", Document), ("skip", reason) or ("error", repr of any other
     exception). About 5 s on 2 cores."""
-    from c1.corpus.loaders import ocr
+    from c1.index.loaders import ocr
 
     ocr.set_mode("never")
     try:
@@ -152,12 +152,13 @@ def test_pdf_title_from_metadata_else_first_page_heading(pdf_outcomes):
     # "Microsoft Word - SPECIAL BOARD AGENDA 040616.doc": the heading in the largest type instead
     assert title("pdfplumber_tests/cupertino_usd_4-6-16.pdf") == (
         "cupertino usd 4 6 16 — Board of Education Special Meeting AGENDA")
-    from c1.corpus.loaders.titles import is_junk
+    from c1.index.loaders.titles import is_junk
 
     loaded = [doc for status, doc in pdf_outcomes.values() if status == "ok"]
     assert [doc.title for doc in loaded if is_junk(doc.title)] == []
 
 
+@pytest.mark.slow
 def test_filing_titles_say_which_filing(filing):
     """Metadata titles of filings are accession numbers, "Document" or generated names, and
     their first lines are "Table of Contents", "UNITED STATES", "UNITED": the title comes from
@@ -172,7 +173,7 @@ def test_filing_titles_say_which_filing(filing):
 
 
 def test_title_rules():
-    from c1.corpus.loaders.titles import (
+    from c1.index.loaders.titles import (
         is_junk, running_heads, salient_heading, strip_heading_marks, with_name_words)
 
     for junk in ["Document", "untitled", "Microsoft Word - 151201DSP-Fond-581-90D", "10811.exe",
@@ -232,7 +233,7 @@ def test_pdf_encrypted_with_empty_password_opens():
 
 @pytest.mark.parametrize("kind", ["pdf", "html", "text", "eml", "mbox", "jsonl", "rtf", "csv", "docx", "epub"])
 def test_empty_and_unreadable_files_say_so(tmp_path, kind):
-    from c1.corpus.loaders import format_of
+    from c1.index.loaders import format_of
 
     if format_of(kind).missing():
         pytest.skip(format_of(kind).missing())
@@ -260,6 +261,7 @@ def test_pdf_hand_made_failures(tmp_path):
             assert str(exc)
 
 
+@pytest.mark.slow
 def test_pdf_text_comes_from_pdfium_many_times_faster_than_pypdf():
     """PDFium reads the same pages as pypdf, at a fraction of its CPU time (18× over the shared
     PDFs in bench/pdf_extract.py; the bound here leaves room for a noisy machine)."""
@@ -282,6 +284,7 @@ def test_pdf_text_comes_from_pdfium_many_times_faster_than_pypdf():
         assert len(page_words & words) >= 0.8 * len(page_words), number
 
 
+@pytest.mark.slow
 def test_pdf_pages_pdfium_cannot_read_come_from_pypdf():
     # a CJK font that PDFium cannot map to text (GBK-EUC-H CMap, no ToUnicode)
     doc = load_one(data_dir("pdf", "pdfplumber_tests", "pr-136-example.pdf"), "pdf")
@@ -295,6 +298,7 @@ def test_pdf_pages_pdfium_cannot_read_come_from_pypdf():
     assert "安徽安利合成革股份有限公司安徽安利" not in doc.text
 
 
+@pytest.mark.slow
 def test_pdf_loading_from_threads_is_safe_and_deterministic():
     """PDFium is not thread-safe: the loader serialises it, so loaders on threads (the indexer
     loads in a background thread) neither crash nor mix up pages."""
@@ -316,13 +320,14 @@ def filing():
     without OCR (a chart page would cost seconds)."""
     import functools
 
-    from c1.corpus.loaders import ocr
+    from c1.index.loaders import ocr
 
     ocr.set_mode("never")
     yield functools.cache(lambda name: load_one(data_dir("financebench", "pdfs", name), "pdf"))
     ocr.set_mode("auto")
 
 
+@pytest.mark.slow
 def test_statement_rows_keep_label_and_values_on_one_line(filing):
     """Rows of the FinanceBench gold statement pages: pypdf put every value on its own line
     (0.66 of gold rows whole over the 27 pages, bench/pdf_tables.py); PDFium plus the row
@@ -341,7 +346,7 @@ def test_statement_rows_keep_label_and_values_on_one_line(filing):
 
 
 def test_join_rows_joins_only_values_beside_their_label():
-    from c1.corpus.loaders.pdf_rows import join_rows
+    from c1.index.loaders.pdf_rows import join_rows
 
     def page(*lines):
         """PDFium-like text and a box_of() from (text, box) pairs."""
@@ -379,6 +384,7 @@ def enron() -> tuple[list[Source], list[list[Document]]]:
     return sources, [load(source) for source in sources]
 
 
+@pytest.mark.slow
 def test_enron_walk_finds_all_messages(enron):
     sources, _ = enron
     assert len(sources) == 993
@@ -387,6 +393,7 @@ def test_enron_walk_finds_all_messages(enron):
     assert all(Path(s.path).name.endswith(".") for s in sources)
 
 
+@pytest.mark.slow
 def test_enron_each_message_is_one_document_with_headers(enron):
     sources, loaded = enron
     # This sample has no RFC 2047 encoded or non-ASCII header (checked); the hand-made .eml
@@ -530,7 +537,7 @@ def test_a_few_bad_bytes_beside_few_accented_letters_stay_utf8(tmp_path):
 
 
 def test_scan_counts_unsupported_files_by_extension(tmp_path):
-    from c1.corpus.walk import scan
+    from c1.index.walk import scan
 
     for name in ["a.txt", "b.ZIP", "c.zip", "tool.py", "Makefile", "sub/d.zip", ".hidden.zip", "7."]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -740,7 +747,7 @@ def test_walk_unreadable_folder(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)
 
-    monkeypatch.setattr("c1.corpus.walk.os.scandir", scandir)
+    monkeypatch.setattr("c1.index.walk.os.scandir", scandir)
     sources, skipped = walk([str(tmp_path)], max_bytes=MB)
     assert sources == [Source(str(tmp_path / "a.txt"), "text")]
     assert skipped == [(str(locked), "cannot read folder (Permission denied)")]
@@ -772,7 +779,7 @@ def test_walk_maildir(tmp_path):
 
 def test_load_raises_only_skip(tmp_path):
     """Every kind of loader on every kind of bad input: Skip, nothing else."""
-    from c1.corpus.loaders import formats
+    from c1.index.loaders import formats
 
     samples = {
         "empty": b"",
@@ -797,8 +804,8 @@ def test_load_raises_only_skip(tmp_path):
 
 
 def test_exchange_x_from_name_becomes_the_display_name(tmp_path):
-    from c1.corpus.loaders import load
-    from c1.corpus.walk import Source
+    from c1.index.loaders import load
+    from c1.index.walk import Source
 
     msg = tmp_path / "m.eml"
     msg.write_text(
@@ -814,7 +821,7 @@ def test_exchange_x_from_name_becomes_the_display_name(tmp_path):
 
 
 def test_walk_takes_its_extensions_from_the_registry(tmp_path):
-    from c1.corpus.loaders import extensions, formats
+    from c1.index.loaders import extensions, formats
 
     assert set(extensions().values()) <= set(formats())
     for ext, kind in extensions().items():
@@ -825,7 +832,7 @@ def test_walk_takes_its_extensions_from_the_registry(tmp_path):
 
 
 def test_a_format_whose_library_is_missing_names_the_extra():
-    from c1.corpus.loaders import Format
+    from c1.index.loaders import Format
 
     def never_called(path):
         raise AssertionError(path)

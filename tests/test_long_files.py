@@ -21,10 +21,11 @@ def long_pdf(shared_data, tmp_path):
     return copy_file(shared_data / PDF, tmp_path / "docs" / "amcor.pdf")
 
 
+@pytest.mark.slow
 def test_progress_moves_inside_a_long_file(c1_home, long_pdf, monkeypatch):
     from c1.config import load_settings
-    from c1.corpus import indexer
-    from c1.corpus.embedders import make_embedder
+    from c1.index import indexer
+    from c1.store.embedders import make_embedder
 
     monkeypatch.setattr(indexer, "BATCH_CHUNKS", ROUND)
     seen = []
@@ -57,7 +58,7 @@ def vector_flags(home) -> tuple[int, int]:
 def test_a_run_killed_in_a_long_file_keeps_what_it_embedded(c1_home, run_c1, c1_popen, long_pdf, new_c1_env):
     marker = c1_home.parent / "kept"
     proc = c1_popen("index", long_pdf.parent, "--json", "--quiet", batch_chunks=ROUND,
-                    pause_after="c1.corpus.manifest.Manifest.set_vectors", marker=marker)
+                    pause_after="c1.store.manifest.Manifest.set_vectors", marker=marker)
     wait_for(marker.exists, proc, "the first embedding round of the file to be recorded")
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)

@@ -13,6 +13,8 @@ import pytest
 
 from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
 
+pytestmark = pytest.mark.slow  # c1 mcp as a subprocess speaking stdio
+
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'c1[mcp]')")
 
 MCP_ARGV = [sys.executable, "-m", "c1", "mcp"]

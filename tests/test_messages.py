@@ -84,6 +84,7 @@ def test_status_of_a_folder_with_a_hostile_name(c1_home):
     assert "[draft] notes" in err
 
 
+@pytest.mark.slow
 def test_index_warnings_about_hostile_paths(c1_home, run_c1, tmp_path, shared_data):
     """The run succeeds, then warns about files under folders named like markup: all printed as named."""
     folder = tmp_path / "corpus"
@@ -108,6 +109,7 @@ def test_index_warnings_about_hostile_paths(c1_home, run_c1, tmp_path, shared_da
     assert search.rc == 0 and "Traceback" not in search.stderr
 
 
+@pytest.mark.slow
 def test_a_path_with_a_newline_stays_on_its_result_line(c1_home, run_c1, tmp_path):
     """A file named with a newline split its result line in two (and a skipped one its warning line)."""
     folder = tmp_path / "corpus"
@@ -125,6 +127,7 @@ def test_a_path_with_a_newline_stays_on_its_result_line(c1_home, run_c1, tmp_pat
         folder / "two\nlines.md"), "JSON keeps the real name"
 
 
+@pytest.mark.slow
 def test_the_policy_note_is_said_once_per_home(c1_home, run_c1, tmp_path):
     """Every search printed "using the built-in policy..."; only -q silenced it, which hides the live view too."""
     folder = tmp_path / "corpus"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from c1.corpus.names import file_name_words
+from c1.store.names import file_name_words
 
 
 @pytest.mark.parametrize(

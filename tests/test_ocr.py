@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from c1.corpus.documents import Skip
-from c1.corpus.loaders import load, load_with_warnings, ocr
-from c1.corpus.walk import Source
+from c1.index.documents import Skip
+from c1.index.loaders import load, load_with_warnings, ocr
+from c1.index.walk import Source
 
 pytest.importorskip("rapidocr", reason="the ocr extra: pip install 'c1[ocr]'")
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402  (Pillow comes with the ocr extra)
+
+pytestmark = pytest.mark.slow  # the OCR model reading pages on this CPU, c1 in subprocesses
 
 PAGES = [
     ["Quarterly report of the Northwind Trading Company",

@@ -1,4 +1,4 @@
-"""Passages (c1/agent/passages.py) through a real `c1 search --json` over a small real corpus: three
+"""Passages (c1/retrieval/passages.py) through a real `c1 search --json` over a small real corpus: three
 NDAs of the shared legal set and a 4-page PDF, indexed with the real embedder and stores."""
 
 import json
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from c1.agent.passages import choose, excerpt
+from c1.retrieval.passages import choose, excerpt
 from c1.commands.search import plain_result, render_text
 from conftest import shared_data_dir
 from c1.view import LiveView
@@ -43,6 +43,7 @@ def _search(env, *args):
     return json.loads(got.stdout)
 
 
+@pytest.mark.slow
 def test_json_gives_each_document_its_passages_with_true_spans_pages_and_scores(legal):
     from c1.tokens import count_tokens
 
@@ -76,6 +77,7 @@ def test_json_gives_each_document_its_passages_with_true_spans_pages_and_scores(
     assert total < pile, "passages are smaller than the chunks the run saw"
 
 
+@pytest.mark.slow
 def test_evidence_tokens_bounds_the_passages(legal):
     from c1.tokens import count_tokens
 
@@ -88,8 +90,9 @@ def test_evidence_tokens_bounds_the_passages(legal):
     assert bad.rc == 2 and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_passages_of_a_paged_file_carry_the_page_that_holds_them(legal):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     settings = load_settings().with_flags(home=legal.env["C1_HOME"], daemon=False)
@@ -111,6 +114,7 @@ def test_passages_of_a_paged_file_carry_the_page_that_holds_them(legal):
         corpus.close()
 
 
+@pytest.mark.slow
 def test_human_output_shows_passages_readable_at_80_and_160_columns(legal):
     result = _search(legal)
     docs = result["documents"]
@@ -128,6 +132,7 @@ def test_human_output_shows_passages_readable_at_80_and_160_columns(legal):
     assert re.search(r"\x1b\[[0-9;]*1[;m][^\x1b]*confidential", coloured, re.I), "the question's terms are in bold"
 
 
+@pytest.mark.slow
 def test_the_live_view_marks_the_kept_passages_within_80_columns(legal):
     result = _search(legal)
     console = Console(record=True, width=80, force_terminal=False, color_system=None)
@@ -175,12 +180,13 @@ def coke(new_c1_env):
 
 
 def _open(env):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     return Corpus(load_settings().with_flags(home=env.env["C1_HOME"], daemon=False))
 
 
+@pytest.mark.slow
 def test_read_document_gives_the_page_that_holds_the_figure_first(coke):
     """Issue 19: the 10-K ranked first, but none of its returned chunks held "61,800" (page 11)."""
     from c1.agent.context import Context
@@ -205,11 +211,12 @@ def test_read_document_gives_the_page_that_holds_the_figure_first(coke):
         corpus.close()
 
 
+@pytest.mark.slow
 def test_inside_a_document_the_question_leaves_out_the_clause_that_names_it(legal):
     """Issue 19: "Consider UALR's Non-Disclosure Agreement; Does the document require ... Confidential
     Information ...?" was read inside the NDA as "Consider ; Does the document require that all be
     expressly identified ...": the clause's own terms went with the names of the document."""
-    from c1.agent.passages import within
+    from c1.retrieval.passages import within
 
     corpus = _open(legal)
     try:
@@ -227,12 +234,13 @@ def test_inside_a_document_the_question_leaves_out_the_clause_that_names_it(lega
         corpus.close()
 
 
+@pytest.mark.slow
 def test_a_filings_passages_span_its_pages(coke):
     """At most two passages of a document come from one page (PER_PAGE): a 10-K's best five reach
     at least three of its pages, and the page holding the figure is still among them."""
     from collections import Counter
 
-    from c1.agent.passages import PER_PAGE
+    from c1.retrieval.passages import PER_PAGE
 
     corpus = _open(coke)
     try:
@@ -247,6 +255,7 @@ def test_a_filings_passages_span_its_pages(coke):
         corpus.close()
 
 
+@pytest.mark.slow
 def test_a_short_paragraph_gets_its_supporting_sentence(new_c1_env):
     """HotpotQA's one-chunk paragraphs (real dev records): the question is read whole inside them and
     the supporting paragraph's passage holds its supporting sentence."""
@@ -263,7 +272,7 @@ def test_a_short_paragraph_gets_its_supporting_sentence(new_c1_env):
             f.write(json.dumps({"id": title, "title": title, "text": "".join(sentences)}) + "\n")
     done = env.run("index", corpus_dir, "--quiet")
     assert done.rc == 0, done.stderr
-    from c1.agent.passages import within
+    from c1.retrieval.passages import within
 
     corpus = _open(env)
     try:
@@ -297,7 +306,7 @@ def contract(new_c1_env):
 
 
 def test_a_numbered_title_is_a_section_title_a_sentence_is_not():
-    from c1.agent.passages import is_title
+    from c1.retrieval.passages import is_title
 
     for title in ("13. Termination.", "10. LIMITATION ON LIABILITY.", "Section 7.03 No Solicitation; Other Offers.",
                   "4.1.9 Acquisition Proposal.", "(b) Exceptions.", "ITEM 5. MARKET FOR REGISTRANT'S COMMON EQUITY"):
@@ -334,7 +343,7 @@ def test_a_document_after_the_first_opens_only_the_chunks_the_search_found_of_it
     to open two (a filing's cost ~0.3 s). A document after the first now reads only the chunks given."""
     from types import SimpleNamespace
 
-    from c1.corpus.manifest import Chunk
+    from c1.store.manifest import Chunk
 
     texts = {d: [f"Sentence {i} of document {d} about the renewal term of the lease." for i in range(6)] for d in "ab"}
     store = {f"{d}_{i}": Chunk(f"{d}_{i}", d, i, 100 * i, 100 * i + len(t), None, t) for d in "ab"
@@ -369,7 +378,7 @@ def test_the_first_documents_best_chunks_each_give_their_best_sentence():
     scorer prefers prose elsewhere; each of the ``ANCHORS`` best chunks now gives its best sentence."""
     from types import SimpleNamespace
 
-    from c1.corpus.manifest import Chunk
+    from c1.store.manifest import Chunk
 
     rows = ["Balance sheet at year end", "Accounts payable amount 1,234 1,100", "Accrued liabilities 456 400",
             "Total current liabilities 2,000 1,800"]

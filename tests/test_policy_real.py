@@ -17,12 +17,12 @@ from dataclasses import replace
 import pytest
 
 from c1.agent import events as ev
-from c1.agent.corpus import Corpus
+from c1.retrieval.corpus import Corpus
 from c1.agent.policies.builtin import BuiltinPolicy
 from c1.agent.search import run_search
 from c1.config import Settings
-from c1.corpus.embedders import MiniLMEmbedder
-from c1.corpus.indexer import Indexer
+from c1.store.embedders import MiniLMEmbedder
+from c1.index.indexer import Indexer
 from conftest import enron_messages, shared_data_dir
 
 DATA = shared_data_dir()
@@ -79,6 +79,7 @@ def _text(world, doc_id: str) -> str:
     return " ".join(c.text for c in world[1].doc_chunks(doc_id))
 
 
+@pytest.mark.slow
 def test_follow_up_searches_come_from_content(world):
     """'What was 3M's total revenue in 2022?' with --parallel 4: no run follows a header field, a
     word that only starts a sentence or a bare first name ('Subject', 'PLEASE', 'Elizabeth' of
@@ -92,6 +93,7 @@ def test_follow_up_searches_come_from_content(world):
     assert not firsts & (HEADER_LABELS | {"PLEASE", "Elizabeth"}), follow_ups
 
 
+@pytest.mark.slow
 def test_no_junk_padding_after_the_filing(world):
     """The same question: the filing first, and no '(no subject)' mail after it (it was ranks 4-10)."""
     result, _ = _search(world, "What was 3M's total revenue in 2022?", k=10, parallel=4)
@@ -100,6 +102,7 @@ def test_no_junk_padding_after_the_filing(world):
     assert "(no subject)" not in titles, titles
 
 
+@pytest.mark.slow
 def test_a_rare_word_ranks_the_one_message_holding_it_first(world):
     """'childhood' is in one message only (Dictionary.com's 'proclivity'): it comes first and nothing
     lacking the word is returned (the nearest-meaning 'empty nest syndrome' mails came first)."""
@@ -110,6 +113,7 @@ def test_a_rare_word_ranks_the_one_message_holding_it_first(world):
         assert "childhood" in _text(world, d["id"]).lower(), f"{d['title']} lacks the word"
 
 
+@pytest.mark.slow
 def test_a_phrase_in_one_message_only_is_found_first(world):
     """'on call this weekend' is written in one message (an out-of-office note whose chunk the
     embedding barely sees behind 40 addresses): it comes first, alone."""
@@ -118,6 +122,7 @@ def test_a_phrase_in_one_message_only_is_found_first(world):
     assert len(result.documents) == 1, _titles(result)
 
 
+@pytest.mark.slow
 def test_the_word_question_returns_its_mail_with_a_real_sentence(world):
     """'What does the word proclivity mean?': the proclivity mail first, no other word-of-the-day mail
     padding the list, and the justification one sentence of one of its chunks, verbatim — not the
@@ -132,6 +137,7 @@ def test_the_word_question_returns_its_mail_with_a_real_sentence(world):
     assert any(flat in " ".join(c.text.split()) for c in world[1].doc_chunks(first["id"])), "verbatim, from one chunk"
 
 
+@pytest.mark.slow
 def test_scores_are_confidences_and_a_nonsense_question_gets_little(world):
     """Scores are confidences in [0, 1] that fall with the rank; a question nothing supports gets at
     most 2 documents (the list was padded to k)."""

@@ -1,12 +1,12 @@
-"""Reading chunk text for the built-in policy (c1/agent/policies/text.py) on real messages and pages."""
+"""Reading chunk text for the built-in policy (c1/retrieval/text.py) on real messages and pages."""
 
 from __future__ import annotations
 
 import pytest
 
-from c1.agent.policies import text as policy_text
-from c1.corpus.loaders import load
-from c1.corpus.walk import Source
+from c1.retrieval import text as policy_text
+from c1.index.loaders import load
+from c1.index.walk import Source
 from conftest import shared_data_dir
 
 DATA = shared_data_dir()
@@ -63,7 +63,7 @@ def test_what_a_document_holds_follows_the_chunks_in_view():
     """A keyword query's terms are looked for in what the run holds now: a document first seen with
     a chunk holding one term, then with the chunk holding both, holds them all (it was scored on
     its first chunks for the rest of the run)."""
-    from c1.agent.evidence import DocView, Ranker
+    from c1.retrieval.evidence import DocView, Ranker
 
     ranker = Ranker("heron nest")
     first = {"d": DocView("d", "Birds", [("d_0", "A heron stood in the reeds.")])}
@@ -105,7 +105,7 @@ def test_quoted_words_are_truecased_but_matched_as_typed():
     question = 'consider the merger agreement between "glacier bancorp, inc." and "altabancorp"'
     assert policy_text.truecase(question, texts) == \
         'consider the merger agreement between "Glacier Bancorp, Inc." and "Altabancorp"'
-    from c1.agent.evidence import Ranker
+    from c1.retrieval.evidence import Ranker
 
     assert Ranker(policy_text.truecase(question, texts), typed=question).asked.exact == []
     assert len(Ranker('the album "Counterparts"').asked.exact) == 1

@@ -39,6 +39,7 @@ def indexed(new_c1_env):
 # --- long-lived readers -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_long_lived_reader_sees_a_reindex(c1_home, run_c1, notes):
     """The search service (shared by `c1 serve` and `c1 mcp`) keeps each collection open; a re-index by
     another process must reach grep's text, dense search (Chroma caches vectors per client) and lookups."""
@@ -78,8 +79,9 @@ def test_a_long_lived_reader_sees_a_reindex(c1_home, run_c1, notes):
         service.close()
 
 
+@pytest.mark.slow
 def test_the_corpus_caches_are_bounded(c1_home, run_c1, notes, monkeypatch):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     for i in range(5):
@@ -114,6 +116,7 @@ def readonly_home(indexed, tmp_path):
         yield view
 
 
+@pytest.mark.slow
 def test_status_and_search_work_in_a_read_only_home(readonly_home, indexed, tmp_path):
     env = {**indexed.env, "C1_HOME": str(readonly_home), "TMPDIR": str(tmp_path)}
     notes = indexed.notes
@@ -139,6 +142,7 @@ def test_status_and_search_work_in_a_read_only_home(readonly_home, indexed, tmp_
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("c1-readonly-")], "private copies removed at exit"
 
 
+@pytest.mark.slow
 def test_a_read_only_copy_reads_the_write_ahead_log(run_c1, c1_home, notes, tmp_path):
     """A home copied while a process holds its manifest open (the resident process, `c1 watch`, `c1 serve`)
     keeps its last changes in manifest.sqlite-wal. Read-only, SQLite's immutable open ignored that log: the
@@ -177,6 +181,7 @@ def test_a_read_only_copy_reads_the_write_ahead_log(run_c1, c1_home, notes, tmp_
 
 
 @pytest.mark.parametrize("mode", [[], ["--json"], ["--jsonl"]])
+@pytest.mark.slow
 def test_a_closed_stdout_ends_the_search_quietly(indexed, mode):
     """`c1 search ... | head -1` (the reader gone before c1 writes): exit 0 and nothing on stderr but the
     policy note, as ripgrep does."""
@@ -191,6 +196,7 @@ def test_a_closed_stdout_ends_the_search_quietly(indexed, mode):
     assert "Traceback" not in proc.stderr and "error" not in proc.stderr.lower(), proc.stderr
 
 
+@pytest.mark.slow
 def test_search_into_head(indexed):
     command = " ".join(f"'{a}'" for a in c1_argv("search", "glacier survey", "--jsonl", "--parallel", "2"))
     proc = subprocess.run(["bash", "-o", "pipefail", "-c", f"{command} | head -1"], capture_output=True, text=True,
@@ -200,6 +206,7 @@ def test_search_into_head(indexed):
     assert "Traceback" not in proc.stderr and "error" not in proc.stderr.lower(), proc.stderr
 
 
+@pytest.mark.slow
 def test_an_unwritable_trajectory_path_is_refused_before_the_search(indexed, tmp_path):
     result = invoke_cli("search", "glacier", "--save-trajectory", tmp_path / "no" / "such" / "run.json", env=indexed.env)
     result.assert_one_line_error(2, "--save-trajectory", "does not exist")  # one line: no search, no policy note
@@ -212,7 +219,7 @@ def test_copies_left_by_a_killed_process_are_removed_by_the_next(tmp_path, monke
     and leaves those of live processes alone."""
     import tempfile
 
-    from c1.corpus import readonly
+    from c1.store import readonly
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     gone = subprocess.Popen(["true"])

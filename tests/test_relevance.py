@@ -15,12 +15,12 @@ from dataclasses import replace
 
 import pytest
 
-from c1.agent.corpus import Corpus
+from c1.retrieval.corpus import Corpus
 from c1.agent.policies.builtin import BuiltinPolicy
 from c1.agent.search import run_search
 from c1.config import Settings
-from c1.corpus.embedders import MiniLMEmbedder
-from c1.corpus.indexer import Indexer
+from c1.store.embedders import MiniLMEmbedder
+from c1.index.indexer import Indexer
 from c1.eval.baselines import retrieve
 from conftest import shared_data_dir
 
@@ -103,6 +103,7 @@ def _hybrid(world, question: str, k: int = 5) -> list[str]:
     return [d["path"].rsplit("/", 1)[-1] for d in retrieve(world[1], "hybrid", question, k)]
 
 
+@pytest.mark.slow
 def test_a_lower_cased_question_ranks_as_the_original(world):
     """Names were found by capitalisation: "consider infomagnet's non-disclosure agreement; …" lost
     "Infomagnet" and ranked another NDA first. The corpus's own forms (its file names, its text) give
@@ -127,6 +128,7 @@ def test_a_name_only_the_file_name_holds_keeps_its_document_first_lower_cased(wo
     assert _builtin(world, question.lower())[0] == "ingram-non-disclosure.txt"
 
 
+@pytest.mark.slow
 def test_a_rare_name_beats_common_words_in_a_title(world):
     """"Consider the Non-Disclosure Agreement between CEII and NDA; …": the agreement titled
     "CONFIDENTIAL INFORMATION" (its first line) ranked first on the question's common capitalised words;
@@ -138,6 +140,7 @@ def test_a_rare_name_beats_common_words_in_a_title(world):
     assert _builtin(world, question.lower())[0] == "ceii-and-nda.txt"
 
 
+@pytest.mark.slow
 def test_a_csv_row_is_found_by_a_column_name_and_a_value(world):
     """"How many Widgets are on hand in the Reno warehouse?": the inventory sheet (one chunk, its row
     reads "Product: Widgets | Warehouse: Reno | On hand: 734") comes first, above the sales workbook that
@@ -150,6 +153,7 @@ def test_a_csv_row_is_found_by_a_column_name_and_a_value(world):
     assert any("734" in c["text"] and "On hand" in c["text"] for c in top["chunks"])
 
 
+@pytest.mark.slow
 def test_a_note_then_the_contacts_sheet(world):
     """"What is the phone number of the person I met about the office move?" needs the note (who) and
     contacts.csv (the number): both are returned — the note, first in one search, was dropped by the
@@ -159,7 +163,7 @@ def test_a_note_then_the_contacts_sheet(world):
 
 
 def _ranking(scores: dict, evidence: dict):
-    from c1.agent.evidence import Ranking
+    from c1.retrieval.evidence import Ranking
 
     return Ranking(scores, {d: {} for d in scores}, [], {}, evidence_of=evidence)
 
@@ -167,7 +171,7 @@ def _ranking(scores: dict, evidence: dict):
 def test_similarity_alone_never_reorders_the_own_search():
     """The answer starts from the question's own search: "b", scored higher on similarity alone, stays
     under "a"; "c", which the search ranked last but the question names (evidence), goes first."""
-    from c1.agent.evidence import anchored_order
+    from c1.retrieval.evidence import anchored_order
 
     ranking = _ranking({"a": -2.0, "b": -1.0, "c": 1.0}, {"a": 0.0, "b": 0.1, "c": 4.1})
     assert anchored_order(ranking, ["a", "b", "c"], ["a", "b", "c"]) == ["c", "a", "b"]
@@ -179,7 +183,7 @@ def test_the_first_document_keeps_its_place_by_the_questions_rare_terms():
     """ "Who is the spouse of the actor that plays Vision in Avengers: Age of Ultron?": the search's first
     document (Paul Bettany's page) holds the question's rare terms; the film's page, which the question
     names, has more evidence but goes first only when the first holds none of them."""
-    from c1.agent.evidence import WEIGHTS, anchored_order
+    from c1.retrieval.evidence import WEIGHTS, anchored_order
 
     def ranking(rare: float):
         r = _ranking({"bettany": -2.5, "film": 2.6, "other": -3.0}, {"bettany": 0.4, "film": 4.14, "other": 0.0})
@@ -198,7 +202,7 @@ def test_a_pivots_mention_of_a_named_document_is_no_extra_evidence():
     """A document the question names is mentioned by the pivots its words found: that link is the
     question's own mention again, so it adds nothing to the evidence that orders the answer (the logit
     keeps it)."""
-    from c1.agent.evidence import WEIGHTS, Ranker
+    from c1.retrieval.evidence import WEIGHTS, Ranker
 
     ranker = Ranker("Who directed the film?")
     named = {"named": 1.0, "link": 0.6}
@@ -210,7 +214,7 @@ def test_a_pivots_mention_of_a_named_document_is_no_extra_evidence():
 
 def test_confidences_do_not_rise_down_the_answer():
     """The first document at 0.02 and the next at 0.13 was a defect: down the answer, confidences only fall."""
-    from c1.agent.evidence import monotone, needed_offset
+    from c1.retrieval.evidence import monotone, needed_offset
 
     got = monotone([0.02, 0.13, 0.05, 0.01])
     assert all(a >= b for a, b in zip(got, got[1:])) and abs(sum(got) - 0.21) < 1e-9
@@ -221,7 +225,7 @@ def test_the_answers_calibration_lifts_the_first_place_and_keeps_the_order():
     """On contracts, filings and mail the first document was right for nearly every question at 0.2-0.5:
     the answer's calibration lifts the first place, is increasing in the evidence model's confidence (so
     the answer's confidences stay non-increasing whatever comes in) and can be undone for refitting."""
-    from c1.agent.evidence import CALIBRATION, answer_confidences, calibrated, uncalibrated
+    from c1.retrieval.evidence import CALIBRATION, answer_confidences, calibrated, uncalibrated
 
     slope, _, first = CALIBRATION
     assert slope > 0 and first > 0
@@ -249,6 +253,7 @@ def test_parallel_runs_start_from_the_first_run():
     assert [d for d, _ in fuse(runs)][:2] == ["b", "a"]
 
 
+@pytest.mark.slow
 def test_a_nonsense_question_over_mail_gets_at_most_two_documents_with_the_default_embedder(c1_home, enron_folder):
     """The "is the question supported" threshold was MiniLM's (0.45): bge-small's similarities sit higher,
     so "quantum sourdough starters on Mars" over a mail folder got the whole list, padded to k; and a mail
@@ -256,7 +261,7 @@ def test_a_nonsense_question_over_mail_gets_at_most_two_documents_with_the_defau
     carries its own threshold (``support_sim``), and rare terms support only a question whose every word
     the corpus holds."""
     from c1.config import load_settings
-    from c1.corpus.embedders import DEFAULT_EMBEDDER, make_embedder
+    from c1.store.embedders import DEFAULT_EMBEDDER, make_embedder
 
     folder = enron_folder(200)
     settings = replace(load_settings(), max_docs=10)
@@ -290,7 +295,7 @@ def test_a_hop_that_leads_to_the_sheet_is_not_ruled_out_by_the_sheets_identity()
     identity matches ("Phone", a column name) and the note does not; the note is still no document to
     drop, since its name (the person met) is what led to the sheet. A document that leads nowhere and
     matches nothing is dropped as before."""
-    from c1.agent.evidence import Ranking
+    from c1.retrieval.evidence import Ranking
 
     feats = {"note": {"miss": 1.0}, "sheet": {"identity": 1.0, "bridge": 0.4}, "stray": {}}
     ranking = Ranking({"note": -4.5, "sheet": -1.7, "stray": -5.0}, feats, ["note"], {},

@@ -60,6 +60,7 @@ def search_paths(run_c1, query: str) -> list[str]:
 # --- c1 rm ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_rm_removes_the_collection_and_its_vectors(home, run_c1, template):
     assert run_c1("index", template.corpus / "notes", "-c", "keep", "--quiet").rc == 0
     result = run_c1("rm", "-c", "default", "--json")
@@ -79,6 +80,7 @@ def test_rm_removes_the_collection_and_its_vectors(home, run_c1, template):
     assert missing.rc == 2 and "--collection" in missing.stderr, "rm never picks a collection by default"
 
 
+@pytest.mark.slow
 def test_rm_after_the_folder_was_deleted_by_hand(home, run_c1):
     shutil.rmtree(home / "collections" / "default")
     result = run_c1("rm", "-c", "default", "--json")
@@ -91,6 +93,7 @@ def test_rm_after_the_folder_was_deleted_by_hand(home, run_c1):
 # --- files and folders that are gone ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_indexing_a_deleted_folder_removes_its_documents(home, run_c1, template, tmp_path):
     corpus = tmp_path / "corpus"
     shutil.copytree(template.corpus, corpus)
@@ -109,6 +112,7 @@ def test_indexing_a_deleted_folder_removes_its_documents(home, run_c1, template,
     run_c1("index", corpus / "never", "-c", "notes").assert_one_line_error(2, "never", "no such file")
 
 
+@pytest.mark.slow
 def test_a_deleted_file_named_on_the_command_line_is_removed(home, run_c1, template, tmp_path):
     note = tmp_path / "one.md"
     note.write_text(NOTES["ferry.md"])
@@ -118,6 +122,7 @@ def test_a_deleted_file_named_on_the_command_line_is_removed(home, run_c1, templ
     assert r["deleted"] == 1 and r["documents"] == 0
 
 
+@pytest.mark.slow
 def test_a_collection_recreated_after_its_folder_was_deleted_is_repaired(home, run_c1, template):
     shutil.rmtree(home / "collections" / "default")  # by hand: Chroma still holds every old vector
     result = run_c1("index", template.corpus / "notes", "--json")
@@ -133,6 +138,7 @@ def test_a_collection_recreated_after_its_folder_was_deleted_is_repaired(home, r
 # --- status lists every collection ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_status_lists_every_collection_and_why_one_is_broken(home, run_c1):
     cols = home / "collections"
     shutil.copytree(cols / "default", cols / "damaged")
@@ -152,6 +158,7 @@ def test_status_lists_every_collection_and_why_one_is_broken(home, run_c1):
 
 
 @pytest.mark.parametrize("command", [["search", "glacier"], ["index", "NOTES"], ["status", "-c", "default"]])
+@pytest.mark.slow
 def test_a_damaged_manifest_is_one_line_saying_what_to_do(home, run_c1, template, command):
     (home / "collections" / "default" / "manifest.sqlite").write_bytes(b"\0" * 4096)
     args = [template.corpus / "notes" if a == "NOTES" else a for a in command]
@@ -178,6 +185,7 @@ DAMAGE = {
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
+@pytest.mark.slow
 def test_a_damaged_lexical_index_is_seen_and_rebuilt(home, run_c1, template, damage):
     DAMAGE[damage](home / "collections" / "default" / "lexical")
     rc, rows = status_rows(run_c1)
@@ -193,7 +201,7 @@ def test_a_damaged_lexical_index_is_seen_and_rebuilt(home, run_c1, template, dam
     r = result.json()
     assert r["repaired"] is True and r["unchanged"] == template.report["added"] and r["chunks"] == 0
     inspect_collection(home).assert_consistent()
-    from c1.corpus.lexical import LexicalIndex
+    from c1.store.lexical import LexicalIndex
 
     hits = LexicalIndex(home / "collections" / "default" / "lexical").search("quartzite moraines", 3)
     assert hits, "keyword search works again"
@@ -204,6 +212,7 @@ def test_a_damaged_lexical_index_is_seen_and_rebuilt(home, run_c1, template, dam
 # --- the Chroma store -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_damaged_chroma_store_is_rebuilt_from_the_manifest(home, run_c1, template):
     assert run_c1("index", template.corpus / "notes", "-c", "other", "--quiet").rc == 0
     db = home / "chroma" / "chroma.sqlite3"
@@ -231,6 +240,7 @@ def test_a_damaged_chroma_store_is_rebuilt_from_the_manifest(home, run_c1, templ
     assert status_rows(run_c1)[0] == 0
 
 
+@pytest.mark.slow
 def test_rebuild_re_embeds_every_chunk(home, run_c1, template):
     import numpy as np
 
@@ -264,6 +274,7 @@ class Crash(Exception):
     pass
 
 
+@pytest.mark.slow
 def test_a_crash_between_the_chroma_write_and_the_manifest_write_is_found_by_hash(home, template, tmp_path,
                                                                                 monkeypatch):
     """Chunk ids are reused across versions of a document. A run killed before its manifest write has
@@ -273,9 +284,9 @@ def test_a_crash_between_the_chroma_write_and_the_manifest_write_is_found_by_has
     run on another folder must leave neither."""
     from c1.commands.status import collection_status
     from c1.config import load_settings
-    from c1.corpus.embedders import make_embedder
-    from c1.corpus.indexer import Indexer
-    from c1.corpus.manifest import Manifest
+    from c1.store.embedders import make_embedder
+    from c1.index.indexer import Indexer
+    from c1.store.manifest import Manifest
 
     corpus = tmp_path / "corpus"
     shutil.copytree(template.corpus, corpus)
@@ -314,6 +325,7 @@ def test_a_crash_between_the_chroma_write_and_the_manifest_write_is_found_by_has
     assert any("Patagonia" in c["text"] for c in inspect_collection(settings.home, "hashes").chunks)
 
 
+@pytest.mark.slow
 def test_manifests_from_before_hashes_are_migrated(home, run_c1, template):
     """An old manifest (no hash column) still opens, reads and indexes."""
     path = home / "collections" / "default" / "manifest.sqlite"

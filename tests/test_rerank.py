@@ -1,4 +1,4 @@
-"""The reranker (c1/corpus/rerankers.py): the in-process ONNX cross-encoder, the /rerank client against a
+"""The reranker (c1/retrieval/rerankers.py): the in-process ONNX cross-encoder, the /rerank client against a
 real server on 127.0.0.1 that runs it, and where c1 uses it (Corpus.hybrid's first chunks, read_document)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from c1.corpus.rerankers import OnnxReranker, RemoteReranker, RerankerError, make_reranker
+from c1.retrieval.rerankers import OnnxReranker, RemoteReranker, RerankerError, make_reranker
 from model_servers import ModelServer
 
 Q = "How many people live in Berlin?"
@@ -82,8 +82,8 @@ def contract(shared_data, tmp_path_factory):
     import json
 
     from c1.config import Settings
-    from c1.corpus.embedders import BgeSmallEmbedder
-    from c1.corpus.indexer import Indexer
+    from c1.store.embedders import BgeSmallEmbedder
+    from c1.index.indexer import Indexer
 
     root = tmp_path_factory.mktemp("rerank")
     docs = root / "docs"
@@ -102,12 +102,13 @@ def contract(shared_data, tmp_path_factory):
 
 
 def _corpus(contract, rerank):
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
 
     settings, embedder, _ = contract
     return Corpus(replace(settings, rerank=rerank), embedder)
 
 
+@pytest.mark.slow
 def test_read_document_orders_a_documents_best_chunks_by_the_cross_encoder(contract, onnx):
     corpus = _corpus(contract, "onnx")
     try:
@@ -139,8 +140,9 @@ def test_read_document_orders_a_documents_best_chunks_by_the_cross_encoder(contr
     off.close()
 
 
+@pytest.mark.slow
 def test_search_reranks_its_first_chunks_only_when_asked(contract, onnx):
-    from c1.agent.corpus import AUTO_RERANK, passage_text
+    from c1.retrieval.corpus import AUTO_RERANK, passage_text
 
     query = "Who was the drummer of Rush?"
     auto, on = _corpus(contract, "auto"), _corpus(contract, "onnx")
@@ -161,6 +163,7 @@ def test_search_reranks_its_first_chunks_only_when_asked(contract, onnx):
         on.close()
 
 
+@pytest.mark.slow
 def test_a_rerank_server_that_is_down_is_a_one_line_error(run_c1, tmp_path):
     (tmp_path / "a.txt").write_text("The ferry leaves Oyster Bay at nine.")
     (tmp_path / "b.txt").write_text("The ferry to Oyster Bay is late on Sundays.")

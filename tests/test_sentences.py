@@ -1,6 +1,6 @@
-"""The sentence splitter (c1/agent/sentences.py): a pure function over text, checked by hand."""
+"""The sentence splitter (c1/retrieval/sentences.py): a pure function over text, checked by hand."""
 
-from c1.agent.sentences import readable, row_with_header, split
+from c1.retrieval.sentences import readable, row_with_header, split
 
 
 def _units(text):
@@ -87,7 +87,7 @@ def test_enumerated_clauses_and_signature_blocks():
 def test_a_mails_long_to_and_cc_lists_are_header_not_sentences():
     """Issue 19: a real Enron mail to ~60 people, as the mail loader gives it (one To: line of 780
     characters, its Cc: list wrapped), was read as prose: its addresses became justifications."""
-    from c1.corpus.loaders.mail import mail_document
+    from c1.index.loaders.mail import mail_document
     from conftest import shared_data_dir
 
     import pytest
@@ -111,7 +111,7 @@ def test_reply_introductions_and_contact_signatures_are_never_read():
     [SMTP:jdasovic@enron.com] wrote:" (wrapped), "> Vince.J.Kaminski@enron.com wrote:", and a signature
     block of name, street, telephone and mail address ending a message were readable units: the
     sentences a justification is taken from."""
-    from c1.corpus.loaders.mail import mail_document
+    from c1.index.loaders.mail import mail_document
     from conftest import shared_data_dir
 
     import pytest

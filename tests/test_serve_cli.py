@@ -6,11 +6,13 @@ import signal
 import subprocess
 
 import httpx
+import pytest
 
 from conftest import c1_argv
 from llm_server import free_port
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_plan_with_problems_before_any_download(run_c1, tmp_path):
     """No GPU or no vLLM here: the plan's reason, at once; never the 42 GB download first."""
     cache = tmp_path / "cache"
@@ -21,6 +23,7 @@ def test_serve_refuses_a_plan_with_problems_before_any_download(run_c1, tmp_path
     assert not (cache / "models").exists() and not (tmp_path / "hf").exists(), "nothing downloaded or converted"
 
 
+@pytest.mark.slow
 def test_serve_rollout_dry_run_plans_the_rl_rollout_server(run_c1, tmp_path):
     """``c1 serve --rollout --dry-run --json``: the plan that ``c1 train rl --vllm-url`` needs."""
     import json
@@ -41,6 +44,7 @@ def test_api_only_refuses_port_and_names_api_port(run_c1):
     result.assert_one_line_error(2, "--api-port 9123")
 
 
+@pytest.mark.slow
 def test_api_only_exits_130_on_ctrl_c(c1_home, run_c1, tmp_path):
     (tmp_path / "note.md").write_text("# Note\n\nThe ridge survey is due on Friday.\n")
     assert run_c1("index", tmp_path / "note.md", "--quiet").rc == 0

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import c1_argv, invoke_cli
 from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
 from test_train_synth import AlgoTeacher
@@ -40,6 +42,7 @@ def test_train_help_lists_the_four_steps():
         assert cmd in out
 
 
+@pytest.mark.slow
 def test_synth_then_collect_through_the_cli(hotpot_index: HotpotIndex, tmp_path):  # noqa: F811
     server = AlgoTeacher("honest")
     tasks = tmp_path / "tasks.jsonl"

@@ -11,7 +11,7 @@ import pytest
 
 from llm_server import HotpotIndex, ScriptedServer, Step, hotpot_index  # noqa: F401  (fixture)
 
-from c1.agent.corpus import Corpus
+from c1.retrieval.corpus import Corpus
 from c1.agent.policies.builtin import BuiltinPolicy
 from c1.config import Settings
 from c1.train.collect import (SelectConfig, Selector, collect, low_keep_rate, read_trajectories, select_runs,
@@ -104,6 +104,7 @@ def real(hotpot_index: HotpotIndex):
     corpus.close()
 
 
+@pytest.mark.slow
 def test_collect_runs_the_loop_scores_filters_and_resumes(real, tmp_path):
     settings, corpus, tasks = real
     assert len(tasks) >= 2 and all(validate_task(t) == [] for t in tasks)

@@ -91,6 +91,7 @@ def test_group_advantages():
     assert a == pytest.approx([0.5 / std, -0.5 / std, 0.0, 0.0], rel=1e-5)
 
 
+@pytest.mark.slow
 def test_cispo_loss_and_gradient_by_hand():
     torch = pytest.importorskip("torch")
     logp = torch.tensor([[-1.0, -2.0, -0.5], [-0.3, -1.2, 0.0]], requires_grad=True)
@@ -123,6 +124,7 @@ def test_cispo_has_no_lower_bound_and_keeps_every_token_in_the_gradient():
     assert stats.clip_fraction == 0.5
 
 
+@pytest.mark.slow
 def test_cispo_matches_trls_own_loss_on_both_sides_of_the_clip(tmp_path):
     """c1's CISPO loss and gradient against TRL's GRPOTrainer._compute_loss (loss_type="cispo") on a
     real tiny model: importance ratios below 1, between 1 and ε_max, and above ε_max (clipped); the

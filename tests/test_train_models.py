@@ -18,17 +18,27 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("peft")
+from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
+from test_train_collect import hotpot_tasks
 
-from llm_server import HotpotIndex, hotpot_index  # noqa: E402,F401  (fixture)
-from test_train_collect import hotpot_tasks  # noqa: E402
+from c1.agent import prompts
+from c1.retrieval.corpus import Corpus
+from c1.config import Settings
+from c1.train.tasks import validate_task
 
-from c1.agent import prompts  # noqa: E402
-from c1.agent.corpus import Corpus  # noqa: E402
-from c1.config import Settings  # noqa: E402
-from c1.train.tasks import validate_task  # noqa: E402
+pytestmark = pytest.mark.slow  # a model trained on this CPU
+torch = None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _training_libraries():
+    """torch, transformers and peft, imported once a test of this module runs: not at collection, which
+    ``pytest -m "not slow"`` also makes (they take seconds to import)."""
+    global torch
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("peft")
+
 
 TEMPLATE = (
     "{%- if tools %}<|im_start|>system\nTools: {{ tools | map(attribute='function') | map(attribute='name') | join(', ') }}"
@@ -274,7 +284,8 @@ def test_collect_then_sft_step_on_assistant_tokens(hotpot, tiny, tmp_path):
     from c1.agent.policies.builtin import BuiltinPolicy
     from c1.train.collect import SelectConfig, collect, read_trajectories, visible_messages
     from c1.train.model import load_model, load_tokenizer
-    from c1.train.sft import SFTSettings, build_samples, train_sft
+    from c1.train.settings import SFTSettings
+    from c1.train.sft import build_samples, train_sft
 
     settings, corpus, tasks, _ = hotpot
     out = tmp_path / "traj.jsonl"
@@ -403,7 +414,7 @@ def test_collect_sft_rl_command_bodies(hotpot, tiny, tmp_path, capsys):
 
     from c1.commands.train import run_collect, run_rl, run_sft
     from c1.errors import C1Error
-    from c1.train.settings import RlFlags
+    from c1.train.settings import RlFlags, SftFlags
     from c1.train.tasks import append_jsonl
 
     settings, corpus, tasks, _ = hotpot
@@ -414,9 +425,10 @@ def test_collect_sft_rl_command_bodies(hotpot, tiny, tmp_path, capsys):
     collected = json.loads(capsys.readouterr().out)
     assert collected["policy"] == "builtin" and collected["runs"] == 2
     lora = dict(lora_rank=4, lora_alpha=8, lora_dropout=0.0, lora_targets="q_proj,v_proj")
-    run_sft(trajectories=tmp_path / "traj.jsonl", model=tiny, out=tmp_path / "sft", adapter=None, renderer="auto",
-            reasoning_effort=None, start_date=None, lr=1e-3, epochs=1.0, max_steps=1, batch_size=1, grad_accum=1,
-            max_length=16384, gradient_checkpointing=False, seed=0, json_out=True, quiet=True, **lora)
+    run_sft(SftFlags(lr=1e-3, epochs=1.0, max_steps=1, batch_size=1, grad_accum=1, max_length=16384,
+                     gradient_checkpointing=False, seed=0, **lora),
+            trajectories=tmp_path / "traj.jsonl", model=tiny, out=tmp_path / "sft", adapter=None, renderer="auto",
+            reasoning_effort=None, start_date=None, json_out=True, quiet=True)
     sft = json.loads(capsys.readouterr().out)
     assert sft["steps"] == 1 and sft["renderer"] == "chat_template"
     rl_args = dict(tasks=task_file, model=tiny, out=tmp_path / "rl", adapter=Path(sft["adapter"]), renderer="auto",

@@ -13,9 +13,10 @@ import pytest
 
 from llm_server import HotpotIndex, ScriptedServer, Step, completion, hotpot_index, llama_server  # noqa: F401
 
-from c1.agent.corpus import Corpus
+from c1.retrieval.corpus import Corpus
 from c1.config import Settings
-from c1.train.synth import Synth, SynthConfig, check_task_against_corpus, entities
+from c1.train.settings import SynthConfig
+from c1.train.synth import Synth, check_task_against_corpus, entities
 from c1.train.tasks import iter_jsonl, read_tasks, validate_task
 from c1.train.teacher import RateLimiter, Teacher, TeacherError, first_json_object
 
@@ -121,6 +122,7 @@ def _synth(corpus, url, out, **cfg):
         teacher.close()
 
 
+@pytest.mark.slow
 def test_synth_writes_verified_multi_hop_tasks(corpus, tmp_path):
     server = AlgoTeacher("honest")
     try:
@@ -150,6 +152,7 @@ def test_synth_writes_verified_multi_hop_tasks(corpus, tmp_path):
     assert len(log) == 3 and all(r["status"] == "kept" for r in log)
 
 
+@pytest.mark.slow
 def test_synth_rejects_fabricated_quotes(corpus, tmp_path):
     server = AlgoTeacher("fabricate")
     try:
@@ -161,6 +164,7 @@ def test_synth_rejects_fabricated_quotes(corpus, tmp_path):
     assert not (tmp_path / "tasks.jsonl").exists() or read_tasks(tmp_path / "tasks.jsonl") == []
 
 
+@pytest.mark.slow
 def test_synth_resumes_without_redoing_seeds(corpus, tmp_path):
     server = AlgoTeacher("honest")
     out = tmp_path / "tasks.jsonl"

@@ -119,6 +119,7 @@ def indexed_paths(home: Path) -> set[str]:
 # --- editing, moving, deleting ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_editor_saves_moves_and_deletes(c1_home, watch, tmp_path, run_c1):
     docs, elsewhere = tmp_path / "docs", tmp_path / "elsewhere"
     (docs / "trips").mkdir(parents=True)
@@ -177,6 +178,7 @@ def test_editor_saves_moves_and_deletes(c1_home, watch, tmp_path, run_c1):
     assert status.rc == 0 and status.json()["collections"][0]["consistent"] is True
 
 
+@pytest.mark.slow
 def test_a_watched_folder_removed_is_said_once(c1_home, watch, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
@@ -196,6 +198,7 @@ def test_a_watched_folder_removed_is_said_once(c1_home, watch, tmp_path):
     assert w.stderr.count("no longer watched") == 1
 
 
+@pytest.mark.slow
 def test_a_burst_of_500_files_is_a_few_batches(c1_home, watch, tmp_path, shared_data):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -217,6 +220,7 @@ def test_a_burst_of_500_files_is_a_few_batches(c1_home, watch, tmp_path, shared_
     assert len(indexed_paths(c1_home)) == 501
 
 
+@pytest.mark.slow
 def test_a_file_still_being_written_waits_until_it_is_complete(c1_home, watch, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -273,6 +277,7 @@ def _wait_dirty(home: Path, w: Watcher, timeout: float = 120) -> None:
         time.sleep(0.01)
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_batch_exits_130_consistent(c1_home, watch, tmp_path, run_c1):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -291,6 +296,7 @@ def test_ctrl_c_during_a_batch_exits_130_consistent(c1_home, watch, tmp_path, ru
     assert r["repaired"] is False and r["added"] == 40 - done and r["unchanged"] == done + 1
 
 
+@pytest.mark.slow
 def test_kill_9_during_a_batch_is_repaired_by_the_next_run(c1_home, watch, tmp_path, run_c1):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -332,6 +338,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
         proc.wait(30)
 
 
+@pytest.mark.slow
 def test_a_batch_that_fails_is_tried_again(c1_home, watch, tmp_path):
     """The Chroma server goes away in the middle of a watch: the batch fails, is said, and is indexed once
     the server is back, the collection repaired and consistent."""
@@ -361,6 +368,7 @@ def test_a_batch_that_fails_is_tried_again(c1_home, watch, tmp_path):
 # --- other commands meanwhile --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_while_watching_index_is_refused_and_search_works(c1_home, watch, tmp_path, run_c1):
     docs, other = tmp_path / "docs", tmp_path / "other"
     docs.mkdir()
@@ -404,6 +412,7 @@ def _api_search(url: str, query: str) -> list[str]:
     return [d["path"] for d in r.json()["documents"]]
 
 
+@pytest.mark.slow
 def test_the_search_api_sees_changes_without_a_restart(c1_home, watch, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -433,10 +442,11 @@ def test_the_search_api_sees_changes_without_a_restart(c1_home, watch, tmp_path)
         assert api.wait(60) == 0
 
 
+@pytest.mark.slow
 def test_a_reader_mid_search_survives_a_write_its_chroma_client_has_not_seen(c1_home, run_c1, tmp_path):
     """A search that starts before a batch and ends after it: the manifest and the lexical index already
     show the new chunks, the reader's embedded Chroma client (its index in memory) does not."""
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
     (tmp_path / "glacier.md").write_text(GLACIER)
@@ -453,6 +463,7 @@ def test_a_reader_mid_search_survives_a_write_its_chroma_client_has_not_seen(c1_
         corpus.close()
 
 
+@pytest.mark.slow
 def test_mcp_sees_changes_without_a_restart(c1_home, watch, tmp_path):
     pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'c1[mcp]')")
     import anyio
@@ -488,7 +499,7 @@ def test_mcp_sees_changes_without_a_restart(c1_home, watch, tmp_path):
 
 
 def test_the_batcher_waits_for_quiet_and_for_bursts_to_end():
-    from c1.corpus.watch import Batcher
+    from c1.index.watch import Batcher
 
     b = Batcher(debounce=0.5, max_hold=60)
     assert b.due_in(0.0) is None
@@ -517,7 +528,7 @@ def test_the_batcher_waits_for_quiet_and_for_bursts_to_end():
 
 
 def test_changed_paths_follow_the_walk_rules(tmp_path):
-    from c1.corpus.walk import scan, scan_changed
+    from c1.index.walk import scan, scan_changed
 
     root = tmp_path / "docs"
     for rel in ("a.md", "sub/b.txt", "sub/c.zip", ".hidden/d.md", "__pycache__/e.md", ".f.md", "g.md~",
@@ -543,7 +554,7 @@ def test_changed_paths_follow_the_walk_rules(tmp_path):
 
 
 def test_files_under_is_a_prefix_of_whole_names(tmp_path):
-    from c1.corpus.manifest import FileRecord, Manifest
+    from c1.store.manifest import FileRecord, Manifest
 
     m = Manifest(tmp_path / "m.sqlite")
     paths = ["/a/b", "/a/b/c.md", "/a/b/d/e.md", "/a/bc.md", "/a/b0.md", "/a/b.md", "/z.md"]
@@ -555,12 +566,13 @@ def test_files_under_is_a_prefix_of_whole_names(tmp_path):
     m.close()
 
 
+@pytest.mark.slow
 def test_status_tells_a_batch_in_progress_from_an_interrupted_run(c1_home, run_c1, tmp_path):
     import sqlite3
 
     from c1.commands.status import collection_status
     from c1.config import load_settings
-    from c1.corpus.indexer import CollectionLock, lock_holder
+    from c1.store.lock import CollectionLock, lock_holder
 
     (tmp_path / "glacier.md").write_text(GLACIER)
     assert run_c1("index", tmp_path, "--quiet").rc == 0

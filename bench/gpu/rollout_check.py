@@ -138,7 +138,7 @@ def run_checks(url: str, served: str, model, adapter: Path, work: Path, env: dic
     import torch
 
     from c1.harmony import completion_ids
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.config import Settings
     from c1.train import cispo
     from c1.train.policy import Sample, TokenPolicy, VLLMGenerator

@@ -30,7 +30,7 @@ from c1.agent.context import MIN_REPLY, Block, Context, Message, ToolCall
 from c1.agent.output import Ranked, parse_final
 from c1.agent.policy import AgentState, ModelServerError, Policy, PolicyError, Reply
 from c1.agent.tools import PRUNE, Observation, Tools
-from c1.corpus.ids import doc_of
+from c1.store.ids import doc_of
 
 
 class Agent:
@@ -127,7 +127,7 @@ class Agent:
 
     def _state(self, question: str, turn: int, room: int) -> AgentState:
         return AgentState(question, turn, self.max_turns, self.context, self.tools.schemas(), self.tools.names,
-                          self.tools.corpus, room)
+                          self.tools.searcher, room)
 
     # acting -----------------------------------------------------------------------------
     def _act(self, turn: int, calls: list[ToolCall]) -> Iterator[ev.Event]:

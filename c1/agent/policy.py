@@ -10,6 +10,7 @@ from c1.errors import C1Error
 
 if TYPE_CHECKING:
     from c1.agent.context import Context
+    from c1.retrieval.searcher import Searcher
 
 
 @dataclass
@@ -39,8 +40,9 @@ class AgentState:
     tools: list[dict]
     tool_names: dict[str, str]
     """Harness tool name → the name the model sees."""
-    corpus: object = None
-    """The corpus, for document lookups (the built-in policy reads chunk counts)."""
+    searcher: "Searcher | None" = None
+    """What the policy may look up besides its tool calls, at no cost to the context (``Tools.searcher``):
+    the built-in policy's own search of the question, chunk similarities, document records."""
     max_reply_tokens: int | None = None
     """The longest reply that still fits the context budget: a model policy caps its generation with it."""
 

@@ -16,16 +16,16 @@ from collections.abc import Callable
 
 from c1.agent import events as ev
 from c1.agent.context import Context
-from c1.agent.corpus import Corpus
-from c1.agent.evidence import FLOOR, confidences
-from c1.agent.evidence import monotone as evd_monotone
-from c1.agent.fusion import rrf
+from c1.retrieval.corpus import Corpus
+from c1.retrieval.evidence import FLOOR, confidences
+from c1.retrieval.evidence import monotone as evd_monotone
+from c1.retrieval.fusion import rrf
 from c1.agent.loop import Agent
 from c1.agent.policy import Policy
 from c1.agent.result import SearchResult
 from c1.agent.tools import ToolConfig, Tools
 from c1.config import Settings
-from c1.corpus.copies import collapse, present
+from c1.retrieval.copies import collapse, present
 
 
 def search_with(corpus: Corpus, settings: Settings, question: str, choice, on_event: Callable[[ev.Event], None] = lambda e: None,
@@ -37,13 +37,13 @@ def search_with(corpus: Corpus, settings: Settings, question: str, choice, on_ev
     if tool_names is None:
         tool_names = _tool_names(settings)
     result = run_search(corpus, settings, question, choice.factory, on_event, ToolConfig(names=tool_names), stop=stop)
-    from c1.agent.passages import attach  # the evidence handed over: passages, and a sentence that justifies
+    from c1.retrieval.passages import attach  # the evidence handed over: passages, and a sentence that justifies
 
     started = time.perf_counter()
     attach(corpus, question, result.documents, settings.evidence_tokens, replace_justification=result.policy == "builtin")
     result.stats["seconds"] = round(result.stats.get("seconds", 0.0) + time.perf_counter() - started, 3)
     result.stats["policy_note"] = choice.note
-    if getattr(corpus, "embedding", None):  # keywords first: how far embedding is (c1/corpus/indexer.py)
+    if getattr(corpus, "embedding", None):  # keywords first: how far embedding is (c1/index/indexer.py)
         result.stats["embedding"] = corpus.embedding
     if choice.warning:
         result.stats["policy_warning"] = choice.warning

@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING
 
 from c1.agent.context import Block, Context, Shown
 from c1.agent.events import ChunkRef
+from c1.retrieval.searcher import Searcher
 
 if TYPE_CHECKING:
-    from c1.agent.corpus import Corpus
-    from c1.corpus.manifest import Chunk, DocRecord
+    from c1.retrieval.corpus import Corpus
+    from c1.store.manifest import Chunk, DocRecord
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,8 @@ class ToolSpec:
 class Tools:
     def __init__(self, corpus: "Corpus", context: Context, question: str, config: ToolConfig = ToolConfig()):
         self.corpus = corpus
+        self.searcher = Searcher(corpus)
+        """What the policy may look up besides these tools (``AgentState.searcher``)."""
         self.context = context
         self.config = config
         self.current_query = question
@@ -264,7 +267,7 @@ def _read(tools: Tools, doc_id, query: str):
     chunks = [c for c in corpus.doc_chunks(doc_id) if c.id not in tools.context.shown]
     if not chunks:
         return Observation(f"All {doc.n_chunks} chunk(s) of {doc_id} were already shown in this run.")
-    from c1.agent.passages import by_page, rank_in_document
+    from c1.retrieval.passages import by_page, rank_in_document
 
     # the likeliest pages first (the chunks of the page holding the figure asked about, not page 1)
     return doc, [(c, doc, s) for c, s in by_page(rank_in_document(corpus, query, chunks, rerank=True))]

@@ -76,7 +76,7 @@ def open_input(source: str):
 
 
 def run_batch_command(settings: Settings, source: str, *, jobs: int, quiet: bool) -> int:
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.search import search_with
 

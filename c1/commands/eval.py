@@ -8,18 +8,16 @@ from pathlib import Path
 from c1.config import Settings
 from c1.console import emit_json, err, escape, stderr_is_tty
 from c1.errors import C1Error
+from c1.eval.settings import EvalFlags
 
 
-def run_eval_command(settings: Settings, dataset: str, path: str, *, setting: str = "pooled", systems: str | None = None,
-                     limit: int | None = None, seed: int | None = None, concurrency: int = 1, out: Path | None = None,
-                     force: bool = False, split: str | None = None, docs: str | None = None, plot: bool = True,
+def run_eval_command(settings: Settings, dataset: str, path: str, flags: EvalFlags = EvalFlags(), *,
                      json_out: bool = False, quiet: bool = False) -> int:
     from c1.eval.report import summary_tables
 
-    from c1.eval.runner import EvalOptions, run_eval
+    from c1.eval.runner import run_eval
 
-    options = EvalOptions(dataset=dataset, path=path, setting=setting, systems=systems, limit=limit, seed=seed,
-                          concurrency=max(1, concurrency), out=out, force=force, split=split, docs=docs, plot=plot)
+    options = flags.options(dataset, path)
     con = err()
 
     def note(line: str) -> None:

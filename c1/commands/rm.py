@@ -16,9 +16,10 @@ from c1.errors import C1Error
 
 
 def run_rm(settings: Settings, *, json_out: bool, quiet: bool) -> int:
-    from c1.corpus.indexer import CollectionLock, open_manifest
-    from c1.corpus.manifest import ManifestDamaged
-    from c1.corpus.vectors import remove_vectors
+    from c1.store.collection import open_manifest
+    from c1.store.lock import CollectionLock
+    from c1.store.manifest import ManifestDamaged
+    from c1.store.vectors import remove_vectors
 
     name = settings.collection
     cdir = settings.collection_dir

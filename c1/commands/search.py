@@ -160,7 +160,7 @@ def plain_result(documents: list[dict], question: str):
     from rich.table import Table
     from rich.text import Text
 
-    from c1.agent.passages import excerpt
+    from c1.retrieval.passages import excerpt
 
     rows = []
     for rank, d in enumerate(documents, start=1):
@@ -171,7 +171,7 @@ def plain_result(documents: list[dict], question: str):
         head = Text.assemble((printable(d.get("title") or d["id"]), "bold"), "  ", (where, "cyan"), "  ",
                              (f"score {d['score']:.4f}", "green"), "  ", (d["id"], "dim"))
         grid.add_row(Text(f"{rank}."), head)
-        for other in d.get("paths", [])[1:]:  # byte-identical copies (c1/corpus/copies.py)
+        for other in d.get("paths", [])[1:]:  # byte-identical copies (c1/retrieval/copies.py)
             grid.add_row(Text(""), Text(f"also {printable(other)}", style="dim"))
         if d.get("justification"):
             grid.add_row(Text(""), Text(printable(d["justification"]), style="italic"))

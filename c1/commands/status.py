@@ -28,7 +28,8 @@ def collection_names(home: Path, evals: bool = False) -> list[str]:
 
 def collection_status(settings: Settings) -> dict:
     """One collection's counts and agreement; raises C1Error when it cannot be opened."""
-    from c1.corpus.indexer import lock_holder, open_manifest, open_store
+    from c1.store.collection import open_manifest, open_store
+    from c1.store.lock import lock_holder
 
     manifest, _ = open_manifest(settings, create=False)
     try:

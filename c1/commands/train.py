@@ -16,7 +16,7 @@ from c1.console import emit_json, err, note, stderr_is_tty
 from c1.errors import C1Error
 
 if TYPE_CHECKING:
-    from c1.train.settings import RlFlags
+    from c1.train.settings import RlFlags, SftFlags, SynthFlags
 
 TRAIN_EXTRA_HINT = ("install the training dependencies first: `pip install torch==2.13.0` (the CPU wheel; on a GPU "
                     "machine the CUDA build you want), then `pip install 'c1[train]'`")
@@ -75,26 +75,20 @@ def _bar(show: bool, label: str, total: int | None, fields: dict):
 
 
 # --- synth ---------------------------------------------------------------------------------------
-def run_synth(settings: Settings, *, out: Path, teacher_url: str | None, teacher_model: str | None,
-              api_key: str | None, seeds: int, levels: int, items: int, min_items: int, distractors: int,
-              neighbours: int, concurrency: int, rpm: float | None, temperature: float, max_tokens: int,
-              seed: int, json_out: bool, quiet: bool, json_mode: str = "auto", timeout: float = 600.0) -> int:
-    from c1.agent.corpus import Corpus
-    from c1.train.synth import Synth, SynthConfig
-    from c1.train.teacher import Teacher
+def run_synth(settings: Settings, flags: "SynthFlags", *, out: Path, json_out: bool, quiet: bool) -> int:
+    from c1.retrieval.corpus import Corpus
+    from c1.train.synth import Synth
 
-    url = teacher_url or (settings.base_urls[0] if settings.base_urls else None)
+    url = flags.teacher_url or (settings.base_urls[0] if settings.base_urls else None)
     if not url:
         raise C1Error("c1 train synth needs a teacher: --teacher-url http://host:port/v1 (any OpenAI-compatible server)")
-    if json_mode not in ("auto", "json_schema", "json_object", "text"):
-        raise C1Error(f"--json-mode must be auto, json_schema, json_object or text, not {json_mode!r}")
-    if levels < 1 or items < 1 or min_items < 1 or seeds < 1:
+    if flags.json_mode not in ("auto", "json_schema", "json_object", "text"):
+        raise C1Error(f"--json-mode must be auto, json_schema, json_object or text, not {flags.json_mode!r}")
+    if flags.levels < 1 or flags.items < 1 or flags.min_items < 1 or flags.seeds < 1:
         raise C1Error("--seeds, --levels, --items and --min-items must be at least 1")
     out = _out_file(out, "--out")
-    cfg = SynthConfig(seeds=seeds, levels=levels, items=items, min_items=min(min_items, items), neighbours=neighbours,
-                      distractors=distractors, seed=seed, concurrency=concurrency)
-    teacher = Teacher(url, teacher_model, api_key, temperature=temperature, max_tokens=max_tokens, rpm=rpm,
-                      concurrency=concurrency, schema_mode=json_mode, timeout=timeout)
+    cfg = flags.config()
+    teacher = flags.teacher(url)
     corpus = Corpus(settings)
     show = not quiet and stderr_is_tty()
     try:
@@ -129,7 +123,7 @@ def run_synth(settings: Settings, *, out: Path, teacher_url: str | None, teacher
 def run_collect(settings: Settings, *, tasks: Path, out: Path, runs: int, workers: int, low_rate: float,
                 negatives: float, beta: float, seed: int, max_level: int | None, limit: int | None,
                 json_out: bool, quiet: bool, tool_names: dict | None = None) -> int:
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.tools import ToolConfig
     from c1.train.collect import SelectConfig, collect
@@ -161,12 +155,6 @@ def run_collect(settings: Settings, *, tasks: Path, out: Path, runs: int, worker
 
 
 # --- sft -----------------------------------------------------------------------------------------
-def _lora(rank: int, alpha: int, dropout: float, targets: str | None):
-    from c1.train.settings import lora_spec
-
-    return lora_spec(rank, alpha, dropout, targets)
-
-
 def _load(model_path: Path, adapter: Path | None, renderer: str, reasoning_effort: str | None, start_date: str | None,
           device: str | None = None, gradient_checkpointing: bool = False, attn_implementation: str | None = None):
     from c1.train.model import load_adapter, load_model, load_tokenizer, model_type
@@ -185,25 +173,20 @@ def _load(model_path: Path, adapter: Path | None, renderer: str, reasoning_effor
     return tok, model, rend
 
 
-def run_sft(*, trajectories: Path, model: Path, out: Path, adapter: Path | None, renderer: str,
-            reasoning_effort: str | None, start_date: str | None, lr: float, epochs: float, max_steps: int | None,
-            batch_size: int, grad_accum: int, max_length: int, lora_rank: int, lora_alpha: int, lora_dropout: float,
-            lora_targets: str | None, gradient_checkpointing: bool, seed: int, json_out: bool, quiet: bool,
-            attn_implementation: str | None = None) -> int:
+def run_sft(flags: "SftFlags", *, trajectories: Path, model: Path, out: Path, adapter: Path | None, renderer: str,
+            reasoning_effort: str | None, start_date: str | None, json_out: bool, quiet: bool) -> int:
     _need_train_deps()
     from c1.train.collect import read_trajectories
-    from c1.train.sft import SFTSettings, train_sft
+    from c1.train.sft import train_sft
 
     if not Path(trajectories).is_file():
         raise C1Error(f"trajectory file {trajectories} does not exist (write one with `c1 train collect`)")
     trajs = read_trajectories(trajectories)
     if not trajs:
         raise C1Error(f"{trajectories} holds no trajectory")
-    tok, m, rend = _load(model, adapter, renderer, reasoning_effort, start_date, gradient_checkpointing=gradient_checkpointing,
-                         attn_implementation=attn_implementation)
-    cfg = SFTSettings(lr=lr, epochs=epochs, max_steps=max_steps, batch_size=batch_size, grad_accum=grad_accum,
-                      max_length=max_length, lora=_lora(lora_rank, lora_alpha, lora_dropout, lora_targets), seed=seed,
-                      gradient_checkpointing=gradient_checkpointing)
+    tok, m, rend = _load(model, adapter, renderer, reasoning_effort, start_date, gradient_checkpointing=flags.gradient_checkpointing,
+                         attn_implementation=flags.attn_implementation)
+    cfg = flags.sft_settings()
     try:
         report = train_sft(m, tok, rend, trajs, out, cfg, quiet=quiet or not stderr_is_tty())
     except ValueError as exc:
@@ -223,7 +206,7 @@ def run_rl(settings: Settings, flags: "RlFlags", *, tasks: Path, model: Path, ou
            renderer: str, reasoning_effort: str | None, start_date: str | None, vllm_url: str | None,
            vllm_model: str | None, json_out: bool, quiet: bool, tool_names: dict | None = None) -> int:
     _need_train_deps()
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
     from c1.agent.tools import ToolConfig
     from c1.train.model import add_lora
     from c1.train.policy import VLLMGenerator

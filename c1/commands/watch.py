@@ -30,9 +30,9 @@ SHOWN_PER_BATCH = 20
 def run_watch(settings: Settings, embedder, paths: list[str], *, json_out: bool, quiet: bool, rebuild: bool,
               debounce: float, committed=lambda: None) -> int:
     """``committed`` is called after the first run and after each batch (the resident process sees it)."""
-    from c1.commands.index import _summary, progress
-    from c1.corpus.indexer import Indexer
-    from c1.corpus.watch import FileEvents, Watch
+    from c1.commands.index_view import progress, summary
+    from c1.index.indexer import Indexer
+    from c1.index.watch import FileEvents, Watch
 
     stop = threading.Event()
     indexer = Indexer(settings, embedder, stop=stop)
@@ -55,7 +55,7 @@ def run_watch(settings: Settings, embedder, paths: list[str], *, json_out: bool,
             if json_out:
                 emit_json({"event": "index", **report.to_json()})
             if not quiet:
-                _summary(report)
+                summary(report)
                 for root in roots:
                     if root not in present:
                         note(f"{root} no longer exists: its documents were removed, and it is not watched")

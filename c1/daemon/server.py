@@ -3,7 +3,7 @@
 It listens first and loads afterwards (chromadb, the ONNX session, in a thread), so the command
 that started it can send its request at once; a request waits for the warm-up's imports (never two
 threads importing numpy at once), not for its ONNX session. Each connection is one request in its own thread;
-searches share one :class:`~c1.agent.corpus.Corpus` per collection and one embedder
+searches share one :class:`~c1.retrieval.corpus.Corpus` per collection and one embedder
 (:class:`c1.service.Corpora`, as in the search API) and run :func:`c1.service.search_here`, as the
 command would in its own process. Before each search the corpus is refreshed: a re-index, a removal
 or a re-creation of the collection is seen as a long-lived reader sees it. ``status`` rows are kept
@@ -33,8 +33,8 @@ DRAIN_S = 60.0
 """On exit, how long requests in flight may still run."""
 WARM_IMPORTS = (
     *LOAD_IMPORTS, "tantivy", "chromadb",
-    "c1.config", "c1.corpus.indexer", "c1.agent.corpus", "c1.agent.search", "c1.agent.policies",
-    "c1.agent.policies.builtin", "c1.agent.passages", "c1.harmony", "c1.service", "c1.commands.status",
+    "c1.config", "c1.index.indexer", "c1.retrieval.corpus", "c1.agent.search", "c1.agent.policies",
+    "c1.agent.policies.builtin", "c1.retrieval.passages", "c1.harmony", "c1.service", "c1.commands.status",
 )
 """What the warm-up thread imports before any request may import anything. Two threads importing
 numpy (or chromadb, which imports it) at once can leave one with ``ImportError: ... partially
@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         sock.close()
         resident._unlink()
-        readonly = sys.modules.get("c1.corpus.readonly")
+        readonly = sys.modules.get("c1.store.readonly")
         if readonly is not None:
             readonly.cleanup()
         log("stopped")

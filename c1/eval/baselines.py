@@ -18,7 +18,7 @@ def retrieve(corpus, kind: str, query: str, k: int) -> list[dict]:
     search's depth, as with any system compared against it."""
     if kind not in BASELINES:
         raise ValueError(f"unknown baseline {kind!r}")
-    from c1.agent.corpus import search_depth
+    from c1.retrieval.corpus import search_depth
 
     vector = corpus.embed_query(query) if kind in ("dense", "hybrid") else None
     depth = min(corpus.size, search_depth(k))

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from c1.agent.policies import NAMES as POLICIES
 from c1.config import Settings
+from c1.eval.settings import EvalOptions
 from c1.errors import C1Error
 from c1.eval import metrics
 from c1.eval.baselines import BASELINES
@@ -79,23 +80,6 @@ def parse_systems(spec: str, default_parallel: int = 1) -> list[System]:
 
 
 # --- options and results -----------------------------------------------------------------------
-
-
-@dataclass
-class EvalOptions:
-    dataset: str
-    path: str
-    setting: str = "pooled"
-    systems: str | None = None
-    """Comma-separated; default: the configured policy (``--policy``, else auto)."""
-    limit: int | None = None
-    seed: int | None = None
-    concurrency: int = 1
-    out: Path | None = None
-    force: bool = False
-    split: str | None = None
-    docs: str | None = None
-    plot: bool = True
 
 
 @dataclass
@@ -268,7 +252,7 @@ def collection_name(dataset: str, fingerprint: str, settings: Settings, embedder
     """``eval-<dataset>-<hash>`` (``eval-<dataset>-q<hash>`` per question): the hash covers the
     corpus content, the embedder, the chunking and what is indexed with each chunk (its header),
     so any change gives a fresh collection."""
-    from c1.corpus.headers import HEADER_VERSION
+    from c1.index.headers import HEADER_VERSION
 
     h = hashlib.blake2b(f"{fingerprint}\0{embedder_name}\0{settings.chunk_tokens}\0{settings.chunk_overlap}"
                         f"\0{HEADER_VERSION}".encode(), digest_size=8).hexdigest()
@@ -289,7 +273,7 @@ def ensure_collection(settings: Settings, embedder, name: str, passages: list[Pa
     marker = s.collection_dir / MARKER
     if marker.is_file():
         return s, False
-    from c1.corpus.indexer import Indexer
+    from c1.index.indexer import Indexer
 
     paths = list(files)
     if passages:
@@ -427,7 +411,7 @@ class RowWriter:
 def run_eval(settings: Settings, options: EvalOptions, progress: ProgressFn = lambda phase, done, total: None,
              note: Callable[[str], None] = lambda line: None) -> EvalRun:
     """Run (or resume) an eval and write its run directory; returns the summary."""
-    from c1.corpus.embedders import make_embedder
+    from c1.store.embedders import make_embedder
     from c1.eval.datasets import load_dataset, select
     from c1.eval.report import aggregate
 
@@ -493,7 +477,7 @@ def run_eval(settings: Settings, options: EvalOptions, progress: ProgressFn = la
                     return _run_question(collections[q.id], embedder, q, ss, choices, ds.gold_kind)
                 computed = _pool_run(todo, job, options.concurrency, writer, progress, total)
             else:
-                from c1.agent.corpus import Corpus
+                from c1.retrieval.corpus import Corpus
 
                 corpus = Corpus(pooled, embedder)
                 try:
@@ -572,7 +556,7 @@ def _resolve_policies(settings: Settings, systems: list[System]) -> tuple[dict, 
 
 
 def _run_question(settings: Settings, embedder, q: Question, systems: list[System], choices: dict, gold_kind: str) -> list[dict]:
-    from c1.agent.corpus import Corpus
+    from c1.retrieval.corpus import Corpus
 
     corpus = Corpus(settings, embedder)
     try:

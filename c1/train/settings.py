@@ -1,17 +1,87 @@
-"""The settings of ``c1 train rl``, declared once: :class:`RLSettings` (what the trainer reads) and
-:class:`RlFlags` (the command's options, their defaults read from RLSettings and LoraSpec; c1/cli.py
-makes the flags from it). Light, as ``c1 --help`` reads it: no torch, no agent."""
+"""The settings of ``c1 train synth|sft|rl``, declared once: what each part reads (:class:`SynthConfig`,
+:class:`SFTSettings`, :class:`RLSettings`) and each command's options (:class:`SynthFlags`,
+:class:`SftFlags`, :class:`RlFlags`), their defaults read from those, the teacher's and LoraSpec;
+c1/cli.py makes the flags from them. Light, as ``c1 --help`` reads it: no torch, no agent."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from c1.options import option
+from c1.options import option, same_as
 from c1.train.model import DEFAULT_TARGETS, LoraSpec
+from c1.train.teacher import Teacher
 
 if TYPE_CHECKING:
     from c1.train.reward import RewardConfig
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    seeds: int = 20
+    """Seed chunks to try (already-logged seeds are skipped on resume)."""
+    levels: int = 2
+    """Levels per chain: 1 = only the base task; n = n − 1 bridges."""
+    items: int = 3
+    """Supporting chunks asked for at level 0."""
+    min_items: int = 2
+    """Fewest verified supporting chunks a level-0 task may keep."""
+    neighbours: int = 6
+    """Chunks shown to the teacher beside the seed."""
+    bridge_candidates: int = 4
+    distractors: int = 5
+    min_chunk_chars: int = 200
+    chunk_chars: int = 1200
+    """Chunk text shown to the teacher is cut to this many characters (quotes are checked against the full text)."""
+    seed: int = 0
+    concurrency: int = 2
+
+
+@dataclass(frozen=True)
+class SynthFlags:
+    """The options of ``c1 train synth`` beside the collection's and the task file (c1/cli.py)."""
+
+    teacher_url: Optional[str] = option("--teacher-url", None, "OpenAI-compatible server of the teacher model [default: the first --base-url].")
+    teacher_model: Optional[str] = option("--teacher-model", Teacher.model, "Model name on the teacher server [default: the first it lists].")
+    api_key: Optional[str] = option("--api-key", Teacher.api_key, "API key for the teacher server.", envvar="C1_API_KEY")
+    seeds: int = option("--seeds", SynthConfig.seeds, "Seed chunks to try (counting those already done).", min=1)
+    levels: int = option("--levels", SynthConfig.levels, "Levels per chain: 1 = base tasks only; n = up to n-1 bridges.", min=1, max=8)
+    items: int = option("--items", SynthConfig.items, "Supporting chunks asked for at level 0.", min=1, max=8)
+    min_items: int = option("--min-items", SynthConfig.min_items, "Fewest verified supporting chunks a level-0 task keeps.", min=1)
+    distractors: int = option("--distractors", SynthConfig.distractors, "Distractor chunks per task.", min=0)
+    neighbours: int = option("--neighbours", SynthConfig.neighbours, "Chunks shown to the teacher beside the seed.", min=1)
+    concurrency: int = option("--concurrency", SynthConfig.concurrency, "Seeds in flight (teacher requests at once).", min=1, max=64)
+    rpm: Optional[float] = option("--rpm", Teacher.rpm, "Teacher requests per minute [default: unlimited].", min=0.1)
+    temperature: float = option("--temperature", Teacher.temperature, "Teacher sampling temperature.", min=0.0)
+    max_tokens: int = option("--max-tokens", Teacher.max_tokens, "Teacher completion limit per request.", min=64)
+    json_mode: str = option("--json-mode", Teacher.schema_mode, "auto | json_schema | json_object | text: how the answer schema is sent (text: none, JSON read from the reply; fastest on llama.cpp).")
+    timeout: float = option("--timeout", Teacher.timeout, "Seconds to wait for one teacher reply.", min=1.0)
+    seed: int = option("--seed", SynthConfig.seed, "Random seed.")
+
+    def config(self) -> SynthConfig:
+        """What the generator reads (``--min-items`` at most ``--items``)."""
+        return SynthConfig(seeds=self.seeds, levels=self.levels, items=self.items, min_items=min(self.min_items, self.items),
+                           neighbours=self.neighbours, distractors=self.distractors, seed=self.seed,
+                           concurrency=self.concurrency)
+
+    def teacher(self, url: str) -> Teacher:
+        return Teacher(url, self.teacher_model, self.api_key, temperature=self.temperature, max_tokens=self.max_tokens,
+                       rpm=self.rpm, concurrency=self.concurrency, schema_mode=self.json_mode, timeout=self.timeout)
+
+
+@dataclass(frozen=True)
+class SFTSettings:
+    lr: float = 1e-4
+    epochs: float = 1.0
+    max_steps: int | None = None
+    batch_size: int = 1
+    grad_accum: int = 8
+    max_length: int = 40960
+    warmup_ratio: float = 0.03
+    lora: LoraSpec = LoraSpec()
+    seed: int = 0
+    logging_steps: int = 10
+    gradient_checkpointing: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,6 +162,32 @@ class RlFlags:
                           max_new_tokens=self.max_new_tokens, max_context=self.max_context, max_steps=self.max_steps,
                           save_every=self.save_every, start_level=self.start_level, curriculum=self.curriculum,
                           rollout_workers=self.rollout_workers if vllm else 1, seed=self.seed, lora=self.lora())
+
+
+@dataclass(frozen=True)
+class SftFlags:
+    """The options of ``c1 train sft`` beside the model's and the files' (c1/cli.py); the LoRA, seed and
+    memory options are ``c1 train rl``'s (:func:`c1.options.same_as`)."""
+
+    lr: float = option("--lr", SFTSettings.lr, "Learning rate.", min=0.0)
+    epochs: float = option("--epochs", SFTSettings.epochs, "Passes over the samples.", min=0.0)
+    max_steps: Optional[int] = option("--max-steps", SFTSettings.max_steps, "Stop after this many optimizer steps.", min=1)
+    batch_size: int = option("--batch-size", SFTSettings.batch_size, "Samples per device batch.", min=1)
+    grad_accum: int = option("--grad-accum", SFTSettings.grad_accum, "Gradient accumulation steps.", min=1)
+    max_length: int = option("--max-length", SFTSettings.max_length, "Longest sample in tokens (longer ones are dropped).", min=256)
+    lora_rank: int = same_as(RlFlags, "lora_rank")
+    lora_alpha: int = same_as(RlFlags, "lora_alpha")
+    lora_dropout: float = same_as(RlFlags, "lora_dropout")
+    lora_targets: Optional[str] = same_as(RlFlags, "lora_targets")
+    gradient_checkpointing: bool = same_as(RlFlags, "gradient_checkpointing")
+    attn_implementation: Optional[str] = same_as(RlFlags, "attn_implementation")
+    seed: int = same_as(RlFlags, "seed")
+
+    def sft_settings(self) -> SFTSettings:
+        return SFTSettings(lr=self.lr, epochs=self.epochs, max_steps=self.max_steps, batch_size=self.batch_size,
+                           grad_accum=self.grad_accum, max_length=self.max_length,
+                           lora=lora_spec(self.lora_rank, self.lora_alpha, self.lora_dropout, self.lora_targets),
+                           seed=self.seed, gradient_checkpointing=self.gradient_checkpointing)
 
 
 def lora_spec(rank: int, alpha: int, dropout: float, targets: str | None) -> LoraSpec:

@@ -25,22 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from c1.train.collect import visible_turn
-from c1.train.model import LoraSpec
-
-
-@dataclass(frozen=True)
-class SFTSettings:
-    lr: float = 1e-4
-    epochs: float = 1.0
-    max_steps: int | None = None
-    batch_size: int = 1
-    grad_accum: int = 8
-    max_length: int = 40960
-    warmup_ratio: float = 0.03
-    lora: LoraSpec = LoraSpec()
-    seed: int = 0
-    logging_steps: int = 10
-    gradient_checkpointing: bool = False
+from c1.train.settings import SFTSettings
 
 
 @dataclass

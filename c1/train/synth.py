@@ -36,30 +36,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from c1.train.settings import SynthConfig
 from c1.train.tasks import SCHEMA_VERSION, TRUTH_TYPES, append_jsonl, iter_jsonl, validate_task
 from c1.train.teacher import Teacher, TeacherError
 from c1.train.verify import contains, normalise, quote_found, verify_level
-
-
-@dataclass(frozen=True)
-class SynthConfig:
-    seeds: int = 20
-    """Seed chunks to try (already-logged seeds are skipped on resume)."""
-    levels: int = 2
-    """Levels per chain: 1 = only the base task; n = n − 1 bridges."""
-    items: int = 3
-    """Supporting chunks asked for at level 0."""
-    min_items: int = 2
-    """Fewest verified supporting chunks a level-0 task may keep."""
-    neighbours: int = 6
-    """Chunks shown to the teacher beside the seed."""
-    bridge_candidates: int = 4
-    distractors: int = 5
-    min_chunk_chars: int = 200
-    chunk_chars: int = 1200
-    """Chunk text shown to the teacher is cut to this many characters (quotes are checked against the full text)."""
-    seed: int = 0
-    concurrency: int = 2
 
 
 @dataclass

@@ -11,24 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from c1.agent.policies.choice import PolicyChoice
 from c1.config import Settings
 from c1.errors import C1Error
 
 if TYPE_CHECKING:  # the policies' own modules (and the context they import) load only when chosen
     from c1.agent.policy import Policy
-
-
-@dataclass
-class PolicyChoice:
-    name: str
-    factory: Callable[[int], Policy]
-    note: str
-    """One line saying which policy runs and why; shown on stderr and in --json stats."""
-    warning: str | None = None
-    """Set when a model server the user named could not be used: shown on stderr even with
-    ``--quiet``, and in --json stats as ``policy_warning``."""
-    model: str | None = None
-    """The model the policy asks the server for (None: no model)."""
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,13 @@ It drives the same four tools under the same context rules as a model would, in 
    time follow the bridge entities of the best documents so far (pivots): names in a pivot's
    content that the question does not contain, the one in the sentence that matches the question
    best first (never a header field, a date, a bare first name or a name written all over the
-   corpus: c1/agent/evidence.py);
+   corpus: c1/retrieval/evidence.py);
 3. follow the bridges of the documents that became pivots, and read multi-chunk documents that
    lead the answer;
 4. stop when a round leaves the answer set unchanged, or after ``max_rounds``.
 
 Every document held is scored against the question from what the run has seen
-(:class:`c1.agent.evidence.Ranker`: similarity, the question's own search, names, rare terms and
+(:class:`c1.retrieval.evidence.Ranker`: similarity, the question's own search, names, rare terms and
 phrases, document identity, links and bridges from pivots), and its score is a confidence in
 [0, 1]. Documents the question names keep their place in the answer (all of them for a
 comparison question). Only documents that the question's own search found, or that have evidence
@@ -45,14 +45,15 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from c1.agent import evidence as evd
+from c1.retrieval import evidence as evd
 from c1.agent.context import Message, ToolCall
-from c1.agent.corpus import content_terms, search_depth
+from c1.retrieval.corpus import search_depth
+from c1.retrieval.terms import content_terms
 from c1.agent.output import Ranked, render_final
-from c1.agent.policies import text as tx
+from c1.retrieval import text as tx
 from c1.agent.policy import AgentState, Reply
-from c1.corpus.ids import doc_of
-from c1.corpus.names import file_name_words
+from c1.store.ids import doc_of
+from c1.store.names import file_name_words
 
 _CLAUSE = re.compile(r",|;|\b(?:and|who|which|that|whose|where|when|while|but)\b", re.IGNORECASE)
 _COMPARE = re.compile(
@@ -181,7 +182,7 @@ class BuiltinPolicy:
             self._own = self._own_search(state)  # also reads the question's names as the corpus writes them
             self._entities_q = tx.question_entities(self._q)
             self._comparison = is_comparison(self._q)
-            self._ranker = evd.Ranker(self._q, state.corpus, self.common_mentions, self.common_share,
+            self._ranker = evd.Ranker(self._q, state.searcher, self.common_mentions, self.common_share,
                                       weights=self.weights, typed=state.question)
             reply = self._searches(names, [_Query(self._q, "question")])
             for phrase in self._phrases(state.question):  # grepped as typed
@@ -264,11 +265,11 @@ class BuiltinPolicy:
         new = [shown[c] for d in self._docs.values() for c in d.chunks if c not in self._qsim]
         if not new:
             return
-        corpus = state.corpus
-        if corpus is not None and hasattr(corpus, "rank_chunks"):
+        searcher = state.searcher
+        if searcher is not None:
             if self._qvec is None:
-                self._qvec = corpus.embed_query(self._q)
-            self._qsim.update(evd.similarities(corpus, self._q, self._qvec,
+                self._qvec = searcher.embed_query(self._q)
+            self._qsim.update(evd.similarities(searcher, self._q, self._qvec,
                                                [(s.chunk_id, s.title, s.text) for s in new]))
         else:
             terms = content_terms(self._q)
@@ -421,12 +422,12 @@ class BuiltinPolicy:
         """The documents of the question's own search, in its order (the corpus's ranking, read
         past what the first call could show); also notes the chunks one search would return for
         its top documents (``_own_chunks``: those among its first ``search_depth(k)`` chunks)."""
-        corpus = state.corpus
-        if corpus is None or not hasattr(corpus, "hybrid"):
+        searcher = state.searcher
+        if searcher is None:
             return []
         if self._qvec is None:
-            self._qvec = corpus.embed_query(self._q)
-        hits = corpus.hybrid(state.question, corpus.CANDIDATES, vector=self._qvec)
+            self._qvec = searcher.embed_query(self._q)
+        hits = searcher.hybrid(state.question, searcher.CANDIDATES, vector=self._qvec)
         texts = [h.chunk.text for h in hits]
         docs = {h.doc.doc_id: h.doc for h in hits}
         names = [n for d in docs.values() for n in (d.title, file_name_words(d.path) if d.key == d.path else "")]
@@ -456,7 +457,7 @@ class BuiltinPolicy:
     def _worth_reading(self, state: AgentState) -> list[str]:
         out = []
         for doc_id in self._answer_ids()[:2]:
-            doc = state.corpus.doc(doc_id) if state.corpus is not None else None
+            doc = state.searcher.doc(doc_id) if state.searcher is not None else None
             if doc_id in self._read or doc is None:
                 continue
             shown = sum(1 for s in state.context.shown.values() if s.doc_id == doc_id)

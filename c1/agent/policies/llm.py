@@ -497,7 +497,7 @@ def _probe(client: ChatClient, timeout: float, model: str | None) -> tuple[list[
 def choose(settings, fallback: Callable, *, tool_names: dict | None = None, max_tokens: int | None = None,
            timeout: float = DEFAULT_TIMEOUT, probe_timeout: float | None = None):
     """The :class:`~c1.agent.policies.PolicyChoice` for ``settings`` (policy ``llm`` or ``auto``)."""
-    from c1.agent.policies import PolicyChoice
+    from c1.agent.policies.choice import PolicyChoice
 
     mode = settings.policy
     if timeout == DEFAULT_TIMEOUT and os.environ.get("C1_MODEL_TIMEOUT"):

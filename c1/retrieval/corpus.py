@@ -1,0 +1,543 @@
+"""The read side of a collection, as the agent's tools need it.
+
+Hybrid search runs BM25 (tantivy) and dense (Chroma) concurrently, fuses them with RRF (k=60) and
+scores the top 50 candidates with a blend of the fused rank, embedding similarity and query-term
+coverage (``RerankWeights``; by measurement the fused rank alone by default), under a relevance
+floor for candidates that share no word with the query. Chunks of long documents then get
+document-level evidence: how well their document's identity (title, file-name words, first
+page) matches the names and period the query asks about (c1/retrieval/identity.py).
+
+A Corpus may live long (``c1 serve``, ``c1 mcp``) while ``c1 index`` changes the collection in
+another process: :meth:`Corpus.refresh`, called before each search, reopens the stores when the
+manifest's generation counter moved (or the collection was removed and indexed again), which also
+gives Chroma's embedded client a fresh look at vectors it caches in memory; a read from Chroma that fails
+in the middle of a search (``c1 index --watch`` wrote meanwhile, and the client does not know ids that
+the manifest already shows) is made again on the collection reopened. Its caches are bounded:
+document records (LRU), query vectors, and the chunk text kept for grep (streamed from the manifest
+past ``GREP_CACHE_CHARS``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from c1.retrieval.fusion import rrf
+from c1.config import Settings
+from c1.store.embedders import Embedder, EmbedderError, embedder_for
+from c1.store.manifest import Chunk, DocRecord
+from c1.errors import C1Error
+from c1.retrieval.terms import content_terms, coverage
+
+def search_depth(k: int) -> int:
+    """How many chunks of a ranking one search returns for ``k`` documents: ``max(4k, 20)`` (a
+    document has several; the single-shot baselines and the built-in policy's anchor read as deep)."""
+    return max(4 * k, 20)
+
+
+@dataclass
+class Hit:
+    chunk: Chunk
+    doc: DocRecord
+    score: float
+    """Re-ranked relevance to the query, roughly in [0, 1], plus up to ``Corpus.W_DOC`` when the
+    chunk's document is the one the query names (``Corpus.doc_evidence``)."""
+
+
+@dataclass(frozen=True)
+class RerankWeights:
+    """score = cosine × embedding similarity + coverage × share of query terms present + fused × RRF score
+    relative to the best candidate's.
+
+    Defaults measured (bench/search_quality.py --rerank-study, 200 pooled HotpotQA questions, k = 5):
+    the RRF order alone is as good as any blend of cosine and coverage (full recall 0.680 against
+    0.680 for 0.5/0.3/0.2, 0.635 cosine alone, 0.595 coverage alone; the built-in policy on top of
+    either: same within a question or two) and it is free, while the cosine of the BM25-only
+    candidates costs a vector fetch: ~3 ms at 2k chunks, ~10-30 ms at 100k (bench/search_latency.py).
+    """
+
+    cosine: float = 0.0
+    coverage: float = 0.0
+    fused: float = 1.0
+
+
+AUTO_RERANK = {"search": False, "read": False}
+"""Where ``--rerank auto`` re-ranks with the cross-encoder: nowhere yet, by measurement (docs/embedders.md):
+on the legal slice it put a gold clause first in a document's chunks less often than the cosine/coverage
+blend (0.19-0.20 against 0.29, 80 questions) at 13-17 s a document on the loaded 2 cores, and it did not
+lift a bge hybrid search. ``--rerank onnx`` (or a server's URL) turns both places on."""
+
+
+class Corpus:
+    CANDIDATES = 50
+    W_DOC = 0.5
+    """Weight of document-level evidence (``doc_evidence``) added to a chunk's re-ranked score."""
+    MIN_COSINE = 0.5
+    """Relevance floor for candidates that share no word with the query (see ``hybrid``). Random letter
+    strings reach a top-1 cosine of 0.46 at most on the pooled HotpotQA corpus (MiniLM), and no gold
+    paragraph of its 200 questions is a no-shared-word candidate: bench/search_quality.py --floor-study."""
+
+    RERANK_TOP = 10
+    """Hybrid search: how many of its first chunks the cross-encoder re-orders (when it does, see ``AUTO_RERANK``)."""
+    RERANK_CHUNKS = 12
+    """read_document: how many of a document's best chunks (by ``rank_chunks``' blend) the cross-encoder re-orders."""
+
+    DOC_CACHE = 4096
+    """Document records kept (least recently used dropped first)."""
+    GREP_CACHE_CHARS = 64_000_000
+    """Chunk text kept in memory for grep; a larger collection is streamed from the manifest at each grep."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None, weights: RerankWeights = RerankWeights()):
+        self.settings = settings
+        self._own_embedder = embedder is None  # chosen by the collection's record: follows a --rebuild
+        self.embedder = embedder or embedder_for(settings)
+        self.weights = weights
+        self._reranker = None
+        self._rerank_problem: str | None = None
+        self._qcache: dict[str, object] = {}
+        self._asked: dict[str, object] = {}
+        self._lock = threading.Lock()
+        self._users: dict[int, int] = {}
+        """Calls in progress per store (by ``id``): a store replaced by a re-open is closed when its last call ends."""
+        self._open()
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="c1-search")
+
+    def _open(self, vectors=None) -> None:
+        from c1.store.collection import open_store
+
+        mark = _vector_mark(self.settings)  # before the store is read: a write after it changes the mark
+        store = open_store(self.settings, self.embedder, create=False, vectors=vectors)
+        self._vectors_mark = None if store.readonly else mark
+        counts = store.manifest.counts()
+        if counts["chunks"] == 0:
+            store.close()
+            raise C1Error(f"collection {self.settings.collection!r} is empty: index some files with `c1 index PATH`")
+        self.store = store
+        self.size = counts["chunks"]
+        self.generation = store.manifest.generation()
+        self._manifest_id = _file_id(store.manifest.path)
+        self._docs: OrderedDict[str, DocRecord] = OrderedDict()
+        self._grep: list[tuple[str, str]] | None = None
+        self._grep_streams = False
+        self._identities: dict[str, object] = {}  # per document, what its title, file name and first page say
+        self._mentions: dict[str, int] = {}  # phrase → chunks that hold it
+        self.warnings = []
+        if store.lexical is None:
+            self.warnings.append(f"keyword search is off: {store.lexical_problem}; `c1 index` repairs it")
+        elif (n := store.lexical.count()) != self.size:
+            self.warnings.append(f"the lexical index holds {n} of the {self.size} chunks; `c1 index` repairs it")
+        self._base_warnings = list(self.warnings)
+        self._embedding_state()
+
+    def _embedding_state(self) -> None:
+        """``self.embedding``: None once every chunk has its vector, else how far embedding is (``c1 index``
+        writes keywords first): chunks without a vector are found by BM25 only, so results may be less
+        complete, never wrong. Said in ``warnings`` (stderr) and in ``--json`` (stats)."""
+        from c1.store.lock import lock_holder
+
+        missing = self.store.manifest.count_without_vectors()
+        self.warnings = list(self._base_warnings)
+        if not missing:
+            self.embedding = None
+            return
+        done = self.size - missing
+        writer = lock_holder(self.settings.collection_dir)
+        self.embedding = {"chunks": self.size, "embedded": done, "share": round(done / self.size, 4),
+                          "indexing": writer is not None}
+        how = (f"still being embedded (pid {writer.get('pid', '?')})" if writer is not None
+               else "not fully embedded: `c1 index` embeds the rest")
+        self.warnings.append(f"the collection is {how}: {done:,} of {self.size:,} chunks have vectors "
+                             f"({100 * done / self.size:.0f}%); the others are searched by keywords only")
+
+    def refresh(self) -> bool:
+        """Reopen the collection if ``c1 index`` changed it since it was opened; True when it did.
+        The old store is closed (its manifest, lexical index, vector client) once no call is reading
+        it (:meth:`_held`)."""
+        with self._lock:
+            try:
+                same_file = _file_id(self.store.manifest.path) == self._manifest_id
+            except FileNotFoundError:
+                raise C1Error(f"collection {self.settings.collection!r} was removed") from None
+            if same_file and self.store.manifest.generation() == self.generation:
+                if self.embedding is not None:
+                    self._embedding_state()  # how far embedding is, between two reopenings
+                return False
+            old = self.store
+            kept = None
+            if same_file and self._vectors_mark is not None and _vector_mark(self.settings) == self._vectors_mark:
+                kept = old.vectors  # only the manifest and the lexical index changed (the keyword phase of
+                # `c1 index`): no new Chroma client, no HNSW index read again; what this client holds is what
+                # a fresh one would read. An embedder change (--rebuild) writes vectors: not this path.
+            else:
+                from c1.store.vectors import fresh_clients
+
+                fresh_clients()
+                if self._own_embedder:  # `c1 index --rebuild` may have changed the collection's embedder
+                    from c1.store.embedders import builtin_for
+
+                    if not self.settings.embed_url and builtin_for(self.settings) != self.embedder.name:
+                        self.embedder = embedder_for(self.settings)
+                        self._qcache.clear()
+            self._open(vectors=kept)
+            if kept is not None and self.store.vectors is kept:
+                old.vectors_passed_on = True
+            idle = self._users.get(id(old), 0) == 0
+        if idle:  # else the last call still reading it closes it (_held)
+            old.close()
+        return True
+
+    @contextlib.contextmanager
+    def _held(self):
+        """The current store, for one call: a re-open meanwhile does not close it under the call."""
+        with self._lock:
+            store = self.store
+            key = id(store)
+            self._users[key] = self._users.get(key, 0) + 1
+        try:
+            yield store
+        finally:
+            with self._lock:
+                self._users[key] -= 1
+                last = self._users[key] == 0
+                if last:
+                    del self._users[key]
+                retired = last and store is not self.store
+            if retired:
+                store.close()
+
+    def close(self) -> None:
+        self.store.close()
+        if hasattr(self, "_pool"):
+            self._pool.shutdown(wait=False)
+
+    # lookups ----------------------------------------------------------------------------
+    def doc(self, doc_id: str) -> DocRecord | None:
+        docs = self._docs
+        with self._lock:
+            if doc_id in docs:
+                docs.move_to_end(doc_id)
+                return docs[doc_id]
+        with self._held() as store:
+            rec = store.manifest.doc(doc_id)
+        if rec is None:
+            return None
+        with self._lock:
+            docs[doc_id] = rec
+            while len(docs) > self.DOC_CACHE:
+                docs.popitem(last=False)
+        return rec
+
+    def chunks(self, ids: list[str]) -> list[Chunk]:
+        with self._held() as store:
+            return store.manifest.chunks(ids)
+
+    def doc_chunks(self, doc_id: str) -> list[Chunk]:
+        with self._held() as store:
+            return store.manifest.doc_chunks(doc_id)
+
+    @property
+    def all_chunks(self) -> Iterable[tuple[str, str]]:
+        """(id, text) of every chunk, for grep: kept in memory up to ``GREP_CACHE_CHARS``, streamed beyond."""
+        manifest, cached = self.store.manifest, self._grep
+        if cached is not None:
+            return cached
+        if self._grep_streams:
+            return ((c.id, c.text) for c in manifest.iter_chunks())
+        out, size = [], 0
+        for c in manifest.iter_chunks():
+            out.append((c.id, c.text))
+            size += len(c.text)
+            if size > self.GREP_CACHE_CHARS:
+                self._grep_streams = True
+                return ((c.id, c.text) for c in manifest.iter_chunks())
+        self._grep = out
+        return out
+
+    # search -----------------------------------------------------------------------------
+    def embed_query(self, text: str):
+        """The query's vector; the last few are kept (a policy and its tools embed the same question)."""
+        vec = self._qcache.get(text)
+        if vec is not None:
+            return vec
+        try:
+            vec = self.embedder.embed_queries([text])[0]
+        except EmbedderError as exc:
+            raise C1Error(str(exc)) from None
+        if len(self._qcache) >= 256:
+            self._qcache.pop(next(iter(self._qcache)), None)
+        self._qcache[text] = vec
+        return vec
+
+    # re-ranking ---------------------------------------------------------------------------
+    def reranks(self, place: str) -> bool:
+        """Whether the cross-encoder re-ranks at ``place`` ("search": hybrid's first chunks; "read": a
+        document's chunks): ``--rerank off`` nowhere, ``onnx`` or a URL everywhere, ``auto`` by ``AUTO_RERANK``."""
+        setting = self.settings.rerank
+        if setting == "off" or self._rerank_problem is not None:
+            return False
+        return AUTO_RERANK[place] if setting == "auto" else True
+
+    def score_passages(self, query: str, texts: list[str]) -> list[float] | None:
+        """The reranker's score of each text for ``query`` (higher: more relevant; a logit for the
+        built-in cross-encoder), or None when re-ranking is off (``--rerank off``, or ``auto`` without
+        the model package). A named reranker that fails is an error; ``auto`` falls back to no re-ranking."""
+        if self.settings.rerank == "off" or self._rerank_problem is not None:
+            return None
+        from c1.retrieval.rerankers import make_reranker
+
+        try:
+            if self._reranker is None:
+                self._reranker = make_reranker(self.settings.rerank)
+            return self._reranker.score(query, texts)
+        except EmbedderError as exc:  # RerankerError, or the model package missing
+            if self.settings.rerank != "auto":
+                raise C1Error(str(exc)) from None
+            self._rerank_problem = str(exc)
+            self.warnings.append(f"re-ranking is off: {exc}")
+            return None
+
+    def _reranked(self, query: str, texts: list[str], scores: list[float]) -> list[tuple[int, float]] | None:
+        """(index, score) of ``texts`` (ranked best first, with ``scores``) in the reranker's order, each rank
+        keeping the score it had (the scale callers know); None when re-ranking is off."""
+        got = self.score_passages(query, texts) if len(texts) > 1 else None
+        if got is None:
+            return None
+        order = sorted(range(len(texts)), key=lambda i: -got[i])
+        return list(zip(order, sorted(scores, reverse=True)))
+
+    def clear_query_cache(self) -> None:
+        """Forget cached query vectors (benchmarks that time whole searches call it between questions)."""
+        self._qcache.clear()
+
+    def mentions(self, phrase: str) -> int:
+        """How many chunks of the collection hold ``phrase`` (cached: titles are asked about often)."""
+        got = self._mentions.get(phrase)
+        if got is None:
+            with self._held() as store:
+                lexical = store.lexical
+                if lexical is None:  # damaged (see warnings): nothing is known to be common
+                    return 0
+                if len(self._mentions) >= self.DOC_CACHE:
+                    self._mentions.clear()
+                got = self._mentions[phrase] = lexical.phrase_count(phrase)
+        return got
+
+    def name_mentions(self, phrase: str) -> int:
+        """How many chunks belong to documents whose identity (title, file-name words) holds ``phrase``."""
+        key = "\0name\0" + phrase
+        got = self._mentions.get(key)
+        if got is None:
+            with self._held() as store:
+                lexical = store.lexical
+                if lexical is None:
+                    return 0
+                if len(self._mentions) >= self.DOC_CACHE:
+                    self._mentions.clear()
+                got = self._mentions[key] = lexical.phrase_count(phrase, "title")
+        return got
+
+    def bm25(self, query: str, k: int) -> list[tuple[str, float]]:
+        with self._held() as store:
+            lexical = store.lexical
+            return lexical.search(query, k) if lexical is not None else []  # None: damaged (see warnings)
+
+    def dense(self, vector, k: int) -> list[tuple[str, float]]:
+        return self._from_vectors(lambda vectors: vectors.query(vector, k))
+
+    def _from_vectors(self, read):
+        """``read(vector store)``; when it fails, once more after reopening the collection. Chroma's embedded
+        client keeps its index in memory, so while ``c1 index`` (a watch) writes, ids that the manifest and
+        the lexical index already show can be missing from it ("Error finding id")."""
+        try:
+            with self._held() as store:
+                return read(store.vectors)
+        except C1Error:
+            from c1.store.vectors import fresh_clients
+
+            with self._lock:
+                fresh_clients()
+                old = self.store
+                self._open()
+                idle = self._users.get(id(old), 0) == 0
+            if idle:
+                old.close()
+            with self._held() as store:
+                return read(store.vectors)
+
+    def candidates(self, query: str, exclude: set[str] = frozenset(), vector=None,
+                   n: int | None = None) -> tuple[list[tuple[str, float]], dict, set[str]]:
+        """BM25 ∥ dense → RRF: the top ``n`` (default ``CANDIDATES``) (id, fused score) not in
+        ``exclude``, the dense cosines already known, and the ids BM25 found."""
+        n = max(n or 0, self.CANDIDATES)
+        want = n + len(exclude)
+        lexical_f = self._pool.submit(self.bm25, query, want)
+        dense = self.dense(vector, want)
+        lexical = lexical_f.result()
+        fused = [(cid, s) for cid, s in rrf([[c for c, _ in lexical], [c for c, _ in dense]]) if cid not in exclude]
+        return fused[:n], dict(dense), {c for c, _ in lexical}
+
+    def hybrid(self, query: str, k: int, exclude: set[str] = frozenset(), vector=None) -> list[Hit]:
+        """Top ``k`` chunks not in ``exclude``: BM25 ∥ dense → RRF → re-rank of the top ``max(k, CANDIDATES)``.
+
+        A relevance floor drops candidates that share no content word with the query and whose
+        cosine is under ``MIN_COSINE``: a query that matches nothing (``zzqqxx``) returns nothing
+        instead of its nearest random neighbours.
+        """
+        if vector is None:
+            vector = self.embed_query(query)
+        fused, known, lexical = self.candidates(query, exclude, vector, k)
+        if not fused:
+            return []
+        w = self.weights
+        ids = [cid for cid, _ in fused]
+        cos = self._cosines(ids, vector, known) if w.cosine else known  # the floor needs only dense-found cosines
+        chunks = {c.id: c for c in self.chunks(ids)}
+        terms = content_terms(query)
+        top_fused = fused[0][1]
+        hits = []
+        for cid, fscore in fused:
+            chunk = chunks.get(cid)
+            if chunk is None:
+                continue
+            doc = self.doc(chunk.doc_id)
+            c = cos.get(cid, 0.0)
+            cover = None
+            if cid not in lexical and c < self.MIN_COSINE:  # the floor: no query word, not close either
+                cover = coverage(terms, f"{doc.title} {chunk.text}") if terms else 0.0
+                if cover == 0.0:
+                    continue
+            if w.coverage and cover is None:
+                cover = coverage(terms, f"{doc.title} {chunk.text}") if terms else 0.0
+            score = w.cosine * c + w.coverage * (cover or 0.0) + w.fused * (fscore / top_fused)
+            hits.append(Hit(chunk, doc, float(score)))
+        evidence = self.doc_evidence(query, [h.doc.doc_id for h in hits])
+        for h in hits:
+            h.score = round(h.score + self.W_DOC * evidence.get(h.doc.doc_id, 0.0), 4)
+        hits.sort(key=lambda h: -h.score)
+        if self.reranks("search"):
+            head = hits[: self.RERANK_TOP]
+            order = self._reranked(query, [passage_text(h.doc, h.chunk) for h in head], [h.score for h in head])
+            if order is not None:
+                reordered = [head[i] for i, _ in order]
+                for h, (_, score) in zip(reordered, order):
+                    h.score = score
+                hits[: len(head)] = reordered
+        return hits[:k]
+
+    # documents ----------------------------------------------------------------------------
+    def identity(self, doc_id: str):
+        """The document's :class:`~c1.retrieval.identity.Identity` (title, file-name words, first page)."""
+        from c1.retrieval.identity import identity
+        from c1.store.names import file_name_words
+
+        got = self._identities.get(doc_id)
+        if got is None:
+            if len(self._identities) >= self.DOC_CACHE:
+                self._identities.clear()
+            doc = self.doc(doc_id)
+            first = self.chunks([f"{doc_id}_0"]) if doc else []
+            words = file_name_words(doc.path) if doc and doc.key == doc.path else ""
+            got = self._identities[doc_id] = identity(doc.title if doc else "", words, first[0].text if first else "")
+        return got
+
+    def doc_evidence(self, question: str, doc_ids) -> dict[str, float]:
+        """How well each document's identity matches the names and period ``question`` asks about,
+        in [0, 1], relative to the other documents given (:func:`c1.retrieval.identity.evidence`).
+
+        Only where a document of several chunks is among them: a one-chunk document (a
+        passage, a message) is whole in its chunk, whose own score already reflects its title and
+        first lines; beside long documents, it is judged alike (else a workbook that names the
+        question's product outranks the inventory sheet that holds the answer in one chunk)."""
+        from c1.retrieval.identity import asked, evidence
+
+        wanted = self._asked.get(question)
+        if wanted is None:
+            if len(self._asked) >= 256:
+                self._asked.pop(next(iter(self._asked)))
+            wanted = self._asked[question] = asked(question)
+        if not wanted:
+            return {}
+        docs = [d for d in dict.fromkeys(doc_ids) if self.doc(d) is not None]
+        if not any(self.doc(d).n_chunks > 1 for d in docs):
+            return {}
+        long = docs  # beside long documents, a one-chunk one (a CSV, a note) is judged alike
+        rarity = lambda phrase: math.log(1 + self.size / (self.mentions(phrase) + 1))  # noqa: E731 (names by IDF)
+        return {d: v for d, v in evidence(wanted, {d: self.identity(d) for d in long}, rarity).items() if v}
+
+    def _cosines(self, ids: list[str], vector, known: dict[str, float]) -> dict[str, float]:
+        """Cosine of each chunk with ``vector``: from the dense results where known, else from the stored vectors."""
+        import numpy as np
+
+        out = {cid: known[cid] for cid in ids if cid in known}
+        missing = [cid for cid in ids if cid not in out]
+        got = self._from_vectors(lambda vectors: vectors.vectors(missing))
+        if got:
+            mids = list(got)
+            mat = np.asarray([got[c] for c in mids], dtype=np.float32)
+            for cid, value in zip(mids, mat @ np.asarray(vector, dtype=np.float32)):
+                out[cid] = float(value)
+        return out
+
+    def rank_chunks(self, chunks: list[Chunk], query: str, vector=None, rerank: bool = False) -> list[tuple[Chunk, float]]:
+        """Order ``chunks`` (anything with ``id`` and ``text``) by similarity to ``query``: 0.7 × cosine of the
+        stored vector + 0.3 × query-term coverage (read_document; the built-in policy's view of what it holds).
+        ``rerank`` (read_document): the first ``RERANK_CHUNKS`` are then re-ordered by the cross-encoder
+        where it re-ranks ("read", see :meth:`reranks`)."""
+        if not chunks:
+            return []
+        if vector is None:
+            vector = self.embed_query(query)
+        cos = self._cosines([c.id for c in chunks], vector, {})
+        terms = content_terms(query)
+        scored = [
+            (c, round(0.7 * cos.get(c.id, 0.0) + 0.3 * (coverage(terms, c.text) if terms else 0.0), 4)) for c in chunks
+        ]
+        scored.sort(key=lambda cs: -cs[1])
+        if rerank and self.reranks("read"):
+            head = scored[: self.RERANK_CHUNKS]
+            order = self._reranked(query, [c.text for c, _ in head], [s for _, s in head])
+            if order is not None:
+                scored[: len(head)] = [(head[i][0], score) for i, score in order]
+        return scored
+
+
+def passage_text(doc: DocRecord, chunk: Chunk) -> str:
+    """What the reranker reads of a chunk: its document's title (a passage's text may not name its subject), then the text."""
+    title = (doc.title or "").strip()
+    return f"{title}\n{chunk.text}" if title and not chunk.text.startswith(title) else chunk.text
+
+
+def _vector_mark(settings) -> tuple | None:
+    """What changes whenever a writer changes the embedded Chroma store's vectors: every add, update or
+    delete (of any collection) takes the next number of Chroma's write log (``embeddings_queue``; each
+    segment's last applied number is kept in ``max_seq_id`` once the log is purged), a re-created
+    collection has another id, a store moved aside another file. Not the files' times: a writer that
+    only opens the store (the keyword phase of ``c1 index``) rewrites its HNSW files unchanged. None for
+    a Chroma server (always read afresh) or when the store cannot be read (then it is reopened)."""
+    import sqlite3
+
+    if settings.chroma_url:
+        return None
+    path = settings.home / "chroma" / "chroma.sqlite3"
+    try:
+        inode = os.stat(path).st_ino
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        try:
+            return (inode, tuple(db.execute("SELECT MAX(seq_id), COUNT(*) FROM embeddings_queue")),
+                    tuple(db.execute("SELECT segment_id, seq_id FROM max_seq_id ORDER BY segment_id")),
+                    tuple(db.execute("SELECT id, name FROM collections ORDER BY id")))
+        finally:
+            db.close()
+    except (OSError, sqlite3.Error):
+        return None
+
+
+def _file_id(path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino

@@ -1,0 +1,699 @@
+"""Passages: the few spans of each returned document that bear on the question, best first, within
+a token budget — and the one sentence that justifies the document.
+
+A run sees whole chunks (~2,000 characters each, dozens per question); the answer to a question is
+a clause, a row, a sentence. For the returned documents (in rank order):
+
+1. each document's chunks are ranked against the question (:func:`rank_in_document`: the stored
+   vectors' similarity fused by RRF with BM25 among the document's own chunks) and opened: all of
+   the first document's (``CHUNKS``), the best two of each other's;
+2. their readable sentences (:mod:`c1.retrieval.sentences`: no headers, greetings, signatures or
+   separators) are ranked by BM25 among the document's own sentences, so that the words its every
+   page repeats (the company, the parties) count for nothing; the best of them (``SHORTLIST``) and
+   those of its best chunks (``LEAD_CHUNKS``) are scored by one :data:`Scorer`
+   (``(question, [texts]) -> scores`` in [0, 1]): the cross-encoder where the corpus re-ranks a
+   document's chunks, else terms and the embedder's cosine (:class:`TermDenseScorer`). With them, the
+   sentences of the sections whose numbered titles ("10. LIMITATION ON LIABILITY.", in the first
+   document's best ``SECTION_CHUNKS``) score best by themselves: a clause that shares no word with
+   the question reaches the scorer through its title. Each sentence is read under the last heading
+   or title before it; a title is not evidence itself, but a passage from its section's first
+   sentence starts at it;
+3. the best sentence of each of the first document's best ``ANCHORS`` chunks is taken first (the
+   likeliest pages each give one), then sentences are taken best first, each weighted by its
+   document's confidence relative to the first document's: each grows into a passage with its neighbours that score nearly as well (up to
+   ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document (the
+   first document's best five; another's only near the best: ``KEEP``), until the budget
+   (``--evidence-tokens``) is spent.
+
+The justification of a document is the best readable sentence of its best passage, shown without
+markup; a table row with its column names. Within a run (before passages exist) the built-in policy
+picks its justification from the chunks it holds with :func:`justify`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from c1.retrieval import sentences as sx
+
+DEFAULT_EVIDENCE_TOKENS = 2000
+"""What a downstream model is handed by default: a few passages fit its context beside its own work."""
+WINDOW_CHARS = 700
+"""A passage joins consecutive sentences up to this many characters (one longer sentence stands alone)."""
+CHUNKS = (400, 2)
+"""Chunks opened for the first document (all of a 200-page filing), and for each of the others."""
+LEAD_CHUNKS = (2, 0)
+"""Of those, the best chunks (by ``rank_in_document``) whose every sentence is scored."""
+NEAR_CHUNKS = (1, 0)
+"""The chunks nearest the question by their stored vectors alone (no new embedding) whose every
+sentence is scored too: a clause that shares no word with the question ("cap on liability" for a
+question on limits of damages) reaches the scorer."""
+PER_DOC = (5, 1)
+"""Passages kept for the first document, and for each of the others."""
+KEEP = 0.5
+"""A passage of a document after the first scoring (times its document's relative confidence) under
+this share of the question's best is not kept."""
+SHORTLIST = (24, 3)
+"""Sentences scored by the scorer: a document's best by their terms (BM25 among its own sentences),
+with the sentences of its lead chunks (the rest rank below them, by their terms). 24 found the gold
+span among the first document's best 5 as often as 80 did (legal, 60 questions: 0.683 both), at a
+third of the cross-encoder's pairs."""
+PER_PAGE = 2
+"""Passages of one document kept from one page at most: a filing's best five then span several of its
+pages (the page that holds the figure is not always the one whose rows read best)."""
+
+SECTION_CHUNKS = (12, 0)
+"""The first document's best chunks (by ``rank_in_document``) whose headings are scored by themselves:
+a short pair each, so that the clause the question means but does not word ("a cap on liability":
+"10. LIMITATION ON LIABILITY.", "the No-Shop Clause": "Section 7.03 No Solicitation") reaches the
+scorer through the title its drafter gave it."""
+SECTION_HEADINGS = 48
+"""At most this many distinct headings of those chunks are scored (in the chunks' order)."""
+SECTIONS = 2
+"""The best-scoring headings whose sections' sentences join the scored ones ..."""
+SECTION_UNITS = 6
+"""... at most this many of each section: those holding the question's terms first, then in order."""
+TITLE_WORDS = 12
+"""A numbered unit of at most this many words, mostly capitalised ("13. Termination.", "Section 5.10
+Absence of Certain Changes."), is a section's title: the heading of the sentences after it."""
+
+ANCHORS = 3
+"""The first document's best chunks (by ``rank_in_document``: the whole chunk against the question,
+its page and heading in its indexed header) that each give their best sentence before the rest are
+taken by score: the page that holds a filing's figure is often its second or third chunk's while
+the scorer prefers a prose sentence elsewhere (FinanceBench 18: gold page among the passages 0.500
+-> 0.611; 4 anchors: 0.500, 5: 0.444; legal 60: span hit 0.733 -> 0.750)."""
+
+HEADING_CHARS = 120
+PAIR_CHARS = 560
+
+Scorer = Callable[[str, list[str]], list[float]]
+"""(question, passage texts) → one relevance score per text, in [0, 1], higher is better."""
+
+
+@dataclass
+class Passage:
+    doc_id: str
+    chunk_id: str
+    start: int
+    end: int
+    """Character span in the document's text."""
+    page: int | None
+    text: str
+    score: float
+    sentence: tuple[int, int] | None = None
+    """The span of its best sentence (the justification when this is the document's best passage)."""
+    why: str = ""
+    """That sentence as a person reads it (no markup; a table row with its column names)."""
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "span": [self.start, self.end], "page": self.page, "score": round(self.score, 4),
+                "chunk": self.chunk_id}
+
+
+# --- scoring -------------------------------------------------------------------------------------
+class TermDenseScorer:
+    """Half BM25 of the question's terms among the texts scored together (each term weighted by how few
+    of them hold it, so that the party names a whole contract repeats count little), scaled to the best
+    text; half the cosine of the corpus's embedder between the question and each text."""
+
+    K1, B = 1.2, 0.75
+
+    def __init__(self, corpus=None, dense: bool = True):
+        self.corpus = corpus
+        self.dense = dense
+
+    def __call__(self, question: str, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        lexical = self.terms(question, texts)
+        dense = self.cosines(question, texts) if self.dense else None
+        if dense is None:
+            return lexical
+        return [round(0.5 * a + 0.5 * max(0.0, b), 4) for a, b in zip(lexical, dense)]
+
+    def terms(self, question: str, texts: list[str]) -> list[float]:
+        from c1.retrieval.terms import content_terms
+        from c1.store.lexical import stems
+
+        wanted = list(dict.fromkeys(s for t in content_terms(question) for s in (stems(t) or [t])))
+        if not wanted:
+            return [0.0] * len(texts)
+        wanted_set = set(wanted)
+        lengths, held = [], []  # each text's length in words, and the counts of the question's terms in it
+        for t in texts:
+            bag = stems(t)
+            lengths.append(len(bag))
+            counts: dict[str, int] = {}
+            for w in bag:
+                if w in wanted_set:
+                    counts[w] = counts.get(w, 0) + 1
+            held.append(counts)
+        n = len(texts)
+        avg = sum(lengths) / n or 1.0
+        df = {w: sum(1 for c in held if w in c) for w in wanted}
+        idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in wanted}
+        raw = []
+        for length, counts in zip(lengths, held):
+            norm = self.K1 * (1 - self.B + self.B * length / avg)
+            raw.append(sum(idf[w] * c * (self.K1 + 1) / (c + norm) for w, c in counts.items()))
+        top = max(raw) or 1.0
+        return [r / top for r in raw]
+
+    def cosines(self, question: str, texts: list[str]) -> list[float] | None:
+        corpus = self.corpus
+        if corpus is None or not hasattr(corpus, "embedder"):
+            return None
+        import numpy as np
+
+        q = np.asarray(corpus.embed_query(question), dtype=np.float32)
+        m = np.asarray(corpus.embedder.embed(texts), dtype=np.float32)
+        return [float(v) for v in m @ q]
+
+
+class RerankerScorer:
+    """A cross-encoder's logits as probabilities (logistic): one scale whatever the question.
+    ``score``: (question, texts) → logits, or None when re-ranking is off (then ``fallback`` scores)."""
+
+    def __init__(self, score, fallback: Scorer | None = None):
+        self.score = score
+        self.fallback = fallback
+
+    def __call__(self, question: str, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        got = self.score(question, texts)
+        if got is None:
+            return self.fallback(question, texts) if self.fallback else [0.0] * len(texts)
+        return [round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, float(v))))), 4) for v in got]
+
+
+def make_scorer(corpus=None, kind: str = "auto") -> Scorer:
+    """The passage scorer: ``terms`` (:class:`TermDenseScorer`; ``lexical``: its terms alone), ``reranker`` (the cross-encoder, an
+    ImportError where c1 has none), or ``auto``: the corpus's cross-encoder (measured the better for
+    passages: bench/passages.py, whatever ``--rerank auto`` does for chunks), terms under ``--rerank off``."""
+    if kind == "reranker":
+        from c1.retrieval.rerankers import make_reranker
+
+        return RerankerScorer(make_reranker("onnx", None).score)
+    if kind == "auto" and hasattr(corpus, "score_passages"):  # None under --rerank off: then terms
+        return RerankerScorer(corpus.score_passages, TermDenseScorer(corpus))
+    return TermDenseScorer(corpus, dense=kind != "lexical")
+
+
+# --- candidates --------------------------------------------------------------------------------------
+@dataclass
+class _Sentence:
+    doc_rank: int
+    doc_id: str
+    chunk_id: str
+    index: int
+    """Its place among the chunk's units."""
+    start: int
+    end: int
+    """In document offsets."""
+    text: str
+    score: float = 0.0
+    heading: str = ""
+    """The last heading before it in its chunk ("12.1 GOVERNING LAW.", "CONSOLIDATED STATEMENTS OF CASH
+    FLOWS"): the scorer reads it with the sentence, which often does not name its own subject."""
+    title: int | None = None
+    """Where the title it directly follows starts (document offsets): a passage from it starts there."""
+
+    def scored_text(self) -> str:
+        """What the scorer reads: the heading (up to ``HEADING_CHARS``) and the sentence, together at
+        most ``PAIR_CHARS`` (~128 word pieces: a cross-encoder's time grows with the pair's length)."""
+        text = f"{self.heading[:HEADING_CHARS]}\n{self.text}" if self.heading else self.text
+        return text[:PAIR_CHARS]
+
+
+_CLAUSE = re.compile(r";\s*|(?<=[.?!])\s+(?=[\"“(]?[A-Z])")
+"""Where a question's clauses part: a semicolon, or a sentence end before a capital."""
+NAMING = 0.5
+"""A clause whose content words the document's identity holds at least this share names the document ..."""
+MARGIN = 0.2
+"""... when another clause of the question, that asks, has a share this much smaller."""
+
+
+def within(corpus, question: str, doc_id: str) -> str:
+    """The question as it reads inside one long document: without what picked the document out.
+    "Consider the Maintenance Agreement between Universal Access, Inc. and CityNet; what is the
+    governing law?" names the contract in its first clause: inside it, only "what is the governing
+    law?" tells one clause from another. So a clause whose content words the document's identity
+    (``Corpus.identity``: title, file-name words, first page) mostly holds (``NAMING``) is left out
+    while another, that it holds clearly less (``MARGIN``: an NDA's first page also holds the terms of
+    a question about it), remains, and a name that the document's own name holds (its title or file-name
+    words: "Coca-Cola" in "How many employees did Coca-Cola have", COCACOLA_2017_10K.pdf; its 10-K
+    says Coca-Cola on every page) is left out of the rest. Terms of the clause itself stay, though
+    its first page holds them ("Confidential Information" in an NDA): they say what is asked. A
+    one-chunk document, or a question left with no content word, keeps the question whole."""
+    from c1.retrieval.terms import content_terms
+
+    rec = corpus.doc(doc_id) if hasattr(corpus, "doc") else None
+    if rec is None or rec.n_chunks <= 1 or not hasattr(corpus, "identity"):
+        return question
+    from c1.retrieval.identity import asked, identity
+    from c1.store.names import file_name_words
+
+    ident = corpus.identity(doc_id)
+    clauses = [c for c in _CLAUSE.split(question) if c.strip()]
+    if len(clauses) > 1:
+        def naming(clause: str) -> float:
+            terms = [re.sub(r"['’]s$", "", t) for t in content_terms(clause)]  # "UALR's": the name "ualr"
+            return sum(1 for t in terms if t in ident.words or t.replace("-", "") in ident.words) / len(terms) if terms else 1.0
+
+        shares = [naming(c) for c in clauses]
+        least = min(shares)
+        out = " ".join(c for c, s in zip(clauses, shares) if s < NAMING or s < least + MARGIN)
+    else:
+        out = question
+    wanted = asked(out)
+    if wanted.names:
+        own = identity(rec.title or "", file_name_words(rec.path) if rec.key == rec.path else "", "")
+        for phrase in wanted.names:
+            if own.has_name(phrase, phrase[0] in wanted.acronyms):
+                pattern = r"(?<!\w)" + r"\W{0,3}".join(re.escape(w) for w in phrase) + r"(?:['’]s)?(?!\w)"
+                out = re.sub(pattern, " ", out, flags=re.IGNORECASE)
+    out = " ".join(out.split())
+    return out if content_terms(out) else question
+
+
+_NUMBERED_TITLE = re.compile(r"^\s*(?:(?:section|article|item|part|§)\s+)?(?:[0-9]{1,3}(?:\.[0-9]{1,3})*|[IVXLC]{1,6}"
+                             r"|\(?[a-zA-Z0-9]{1,3}\))[.):]?\s+\S", re.IGNORECASE)
+_SMALL = frozenset("a an and as at by for from in of on or the to with without under upon".split())
+
+
+def is_title(text: str) -> bool:
+    """A numbered section title: "13. Termination.", "10. LIMITATION ON LIABILITY.", "Section 7.03 No
+    Solicitation; Other Offers." — at most ``TITLE_WORDS`` words after its number, the words that are
+    not small ones capitalised, no sentence inside it (no period before its end)."""
+    m = _NUMBERED_TITLE.match(text)
+    if not m:
+        return False
+    rest = text[m.end() - 1:].strip().rstrip(".:;")
+    words = re.findall(r"[A-Za-z][\w'’-]*", rest)
+    if not words or len(rest.split()) > TITLE_WORDS or re.search(r"[.!?]\s", rest):
+        return False
+    big = [w for w in words if w.lower() not in _SMALL]
+    return bool(big) and sum(1 for w in big if w[0].isupper()) >= 0.8 * len(big)
+
+
+def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: bool = False,
+                     holding: set | None = None, nearest: list | None = None) -> list[tuple[object, float]]:
+    """A document's ``chunks`` (Chunk objects), best first, each with its similarity to the question
+    (``Corpus.rank_chunks``: in [0, 1]). The order is the RRF of that similarity's order and BM25 among
+    the document's own chunks — a term rare within the document ("employees" in a 10-K that names its
+    company on every page) weighs most — so that the chunk holding the figure asked about comes up
+    even when its embedding is no closer to the question than a hundred others. ``rerank``: that
+    similarity's first chunks re-ordered by the cross-encoder where the corpus re-ranks a document's
+    chunks (``Corpus.rank_chunks``). ``holding``: a set given is filled with the ids of the chunks
+    that hold a term of the question (as the document reads it: :func:`within`); ``nearest``: a list
+    given gets the chunks' ids in the order of their similarity alone (the stored vectors: a chunk
+    that shares no word with the question can still be near it)."""
+    from c1.retrieval.fusion import rrf
+
+    if not chunks:
+        return []
+    dense = corpus.rank_chunks(chunks, question, vector, rerank=True) if rerank else corpus.rank_chunks(chunks, question, vector)
+    if len(chunks) == 1:
+        return dense
+    similarity = {c.id: s for c, s in dense}
+    if nearest is not None:
+        nearest.extend(c.id for c, _ in dense)
+    terms = TermDenseScorer().terms(within(corpus, question, chunks[0].doc_id), [c.text for c in chunks])
+    lexical = [chunks[i].id for i in sorted(range(len(chunks)), key=lambda i: -terms[i]) if terms[i] > 0]
+    if holding is not None:
+        holding.update(lexical)
+    by_id = {c.id: c for c in chunks}
+    return [(by_id[cid], similarity[cid]) for cid, _ in rrf([[c.id for c, _ in dense], lexical])]
+
+
+def by_page(ranked: list[tuple[object, float]]) -> list[tuple[object, float]]:
+    """Ranked chunks regrouped by page: the page of the best chunk first, with its other chunks, then
+    the page of the next best, and so on (chunks without a page each stand for themselves)."""
+    groups: dict[object, list] = {}
+    for chunk, score in ranked:
+        key = chunk.page if chunk.page is not None else ("chunk", chunk.id)
+        groups.setdefault(key, []).append((chunk, score))
+    return [item for group in groups.values() for item in group]
+
+
+def page_of(doc, chunk, offset: int) -> int | None:
+    """The page holding character ``offset`` of the document: from where its pages start (recorded at
+    indexing), else the page of the chunk's first character."""
+    starts = (doc.meta or {}).get("page_starts") if doc is not None else None
+    if starts:
+        i = bisect.bisect_right([s for s, _ in starts], offset) - 1
+        return starts[max(0, i)][1]
+    return chunk.page
+
+
+@functools.lru_cache(maxsize=4096)
+def _units(text: str) -> tuple[sx.Unit, ...]:
+    """A chunk's units (cached: a long document's chunks are split again for every question about it)."""
+    return tuple(sx.split(text))
+
+
+def evidence_units(text: str) -> list[sx.Unit]:
+    """The units of a chunk a passage may hold: readable ones (prose, list items, table rows)."""
+    return [u for u in sx.split(text) if u.kind in sx.READABLE]
+
+
+def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVIDENCE_TOKENS,
+           scorer: Scorer | None = None, count: Callable[[str], int] | None = None,
+           chunks: tuple[int, int] = CHUNKS, per_doc: tuple[int, int] = PER_DOC, keep: float = KEEP,
+           window: int = WINDOW_CHARS, shortlist: tuple[int, int] = SHORTLIST,
+           weights: dict[str, float] | None = None, per_page: int = PER_PAGE,
+           lead_chunks: tuple[int, int] = LEAD_CHUNKS,
+           seen: dict[str, list[str]] | None = None,
+           near_chunks: tuple[int, int] = NEAR_CHUNKS,
+           section_chunks: tuple[int, int] = SECTION_CHUNKS, anchors: int = ANCHORS) -> dict[str, list[Passage]]:
+    """Each document's passages, best first, all of them together within ``budget`` tokens (0: none).
+
+    A document's readable sentences (those of its opened chunks) are ranked by their terms among
+    themselves; its ``shortlist`` best, and those of its lead chunks, are scored by ``scorer``; the best
+    sentences of all the documents, in order, each
+    become a passage, grown by the neighbouring sentences that score at least ``keep`` of it (the
+    better neighbour first) up to ``window`` characters.
+
+    ``seen``: a document's chunks the search already found for the question (their ids), best first:
+    a document after the first opens its best chunks among those alone (ranking the 400 chunks of a
+    filing to open two took longer than its passages), the first document all of its own."""
+    out: dict[str, list[Passage]] = {d: [] for d in doc_ids}
+    if budget <= 0 or not doc_ids:
+        return out
+    scorer = scorer or make_scorer(corpus)
+    count = count or _count
+    vector = corpus.embed_query(question)
+    cands: list[_Sentence] = []
+    short: list = []
+    records, chunk_of, units_of = {}, {}, {}
+    titled: dict[int, float] = {}  # a best section's first sentence → its title's score
+    anchored: list[str] = []  # the first document's best chunks, each of which gives its best sentence first
+    for rank, doc_id in enumerate(doc_ids):
+        records[doc_id] = corpus.doc(doc_id)
+        spans: set[tuple[int, int]] = set()
+        mine: list[_Sentence] = []
+        lead: list[_Sentence] = []
+        sections: dict[str, list[_Sentence]] = {}  # a heading of a section chunk → its sentences there
+        apart: list[_Sentence] = []  # sentences of section chunks that no term of the question shortlists
+        pool = corpus.chunks(seen[doc_id]) if rank and seen and seen.get(doc_id) else corpus.doc_chunks(doc_id)
+        holding: set[str] = set()
+        nearest: list[str] = []
+        opened = [c for c, _ in rank_in_document(corpus, question, pool, vector, holding=holding, nearest=nearest)][: chunks[0] if rank == 0 else chunks[1]]
+        near = set(nearest[: near_chunks[0] if rank == 0 else near_chunks[1]])
+        by_n = {c.n: c for c in pool} if rank == 0 and section_chunks[0] else {}
+        if rank == 0:
+            anchored += [c.id for c in opened[:anchors]]
+        for place, chunk in enumerate(opened):
+            is_lead = place < lead_chunks[0 if rank == 0 else 1] or chunk.id in near
+            is_section = place < section_chunks[0 if rank == 0 else 1]
+            listed = is_lead or chunk.id in holding or len(pool) <= 1
+            if not listed and not is_section:
+                continue  # none of its sentences holds a term of the question: none is shortlisted
+            chunk_of[chunk.id] = chunk
+            units = units_of[chunk.id] = []
+            section = _carried(by_n, chunk) if is_section else ""
+            heading, title = section, None
+            for u in _units(chunk.text):
+                text = u.text(chunk.text)
+                if u.kind == "heading" or u.kind in sx.READABLE and is_title(text):
+                    heading = sx.readable(text)  # a title heads what follows; it is not evidence itself
+                    title = chunk.start + u.start
+                    section = heading if _section_title(u, text) else ""
+                    continue
+                if u.kind not in sx.READABLE:
+                    title = None
+                    continue
+                span = (chunk.start + u.start, chunk.start + u.end)
+                sent = _Sentence(rank, doc_id, chunk.id, len(units), *span, text, heading=heading, title=title)
+                title = None
+                units.append(sent)
+                if span not in spans and len(sent.text.split()) >= 3:
+                    spans.add(span)
+                    (mine if listed else apart).append(sent)
+                    if is_lead:
+                        lead.append(sent)
+                    if is_section and section:
+                        sections.setdefault(section, []).append(sent)
+        if not mine and not sections:
+            continue
+        # BM25 among the document's own sentences: a term its every page repeats (the company, the
+        # parties) weighs nothing, the one term that singles out the clause weighs most
+        asked_here = within(corpus, question, doc_id)
+        lexical = TermDenseScorer().terms(asked_here, [c.text for c in mine])
+        for c, v in zip(mine, lexical):
+            c.score = v
+        by_terms = sorted(mine, key=lambda c: -c.score)[: shortlist[0] if rank == 0 else shortlist[1]]
+        in_sections = _sections(scorer, asked_here, sections, titled)
+        picked = list({id(c): c for c in by_terms + lead + in_sections}.values())
+        mine += [c for c in apart if any(c is p for p in picked)]
+        short.append((asked_here, picked))
+        cands += mine
+    if not cands:
+        return out
+    lexical_of = {id(c): c.score for c in cands}
+    groups: dict[str, list[_Sentence]] = {}
+    for asked_here, picked in short:  # one scorer call per wording of the question
+        groups.setdefault(asked_here, []).extend(picked)
+    for asked_here, picked in groups.items():
+        for c, v in zip(picked, scorer(asked_here, [c.scored_text() for c in picked])):
+            c.score = max(float(v), titled.get(id(c), 0.0))
+    short = [c for _, picked in short for c in picked]
+    floor = min((c.score for c in short), default=0.0)
+    listed = {id(c) for c in short}
+    for c in cands:  # below the shortlist: under its worst, in their lexical order
+        if id(c) not in listed:
+            c.score = floor * lexical_of[id(c)] * 0.5
+    by_span = {(c.doc_id, c.start, c.end): c.score for c in cands}
+    for units in units_of.values():  # a sentence repeated in an overlapping chunk has its one score
+        for u in units:
+            u.score = by_span.get((u.doc_id, u.start, u.end), 0.0)
+    # a passage counts as much as its document is likely to be wanted: its score times the document's
+    # confidence relative to the first document's (all alike without confidences)
+    top_w = (weights or {}).get(doc_ids[0]) or 0.0
+    factor = {d: (min(1.0, (weights or {}).get(d, 0.0) / top_w) if top_w > 0 else 1.0) for d in doc_ids}
+    cands.sort(key=lambda c: (-c.score * factor[c.doc_id], c.doc_rank, c.start))
+    best = cands[0].score * factor[cands[0].doc_id]
+    taken: dict[str, list[Passage]] = {d: [] for d in doc_ids}
+    spent = 0
+    first_of: dict[str, _Sentence] = {}  # an anchor chunk → its best sentence (cands are best first)
+    for c in cands:
+        if c.chunk_id in anchored:
+            first_of.setdefault(c.chunk_id, c)
+    ahead = [first_of[cid] for cid in anchored if cid in first_of]
+    for c in ahead + [c for c in cands if all(c is not a for a in ahead)]:
+        if spent >= budget:
+            break
+        if c.doc_rank and c.score * factor[c.doc_id] < keep * best:
+            continue  # the first document (the likeliest) gives its best whatever they score
+        mine = taken[c.doc_id]
+        if len(mine) >= (per_doc[0] if c.doc_rank == 0 else per_doc[1]):
+            continue
+        if any(c.start < p.end and p.start < c.end for p in mine):
+            continue
+        page = page_of(records[c.doc_id], chunk_of[c.chunk_id], c.start)
+        if page is not None and sum(1 for p in mine if p.page == page) >= per_page:
+            continue
+        first, last = _grow(units_of[c.chunk_id], c.index, keep * c.score, window)
+        lo, hi = first.start, last.end
+        if first.title is not None and hi - first.title <= window:
+            lo = first.title  # a section's first sentence with its title
+        if any(lo < p.end and p.start < hi for p in mine):
+            lo, hi = c.start, c.end
+        chunk = chunk_of[c.chunk_id]
+        text = chunk.text[lo - chunk.start : hi - chunk.start]
+        cost = count(text)
+        if spent + cost > budget:
+            continue
+        spent += cost
+        mine.append(Passage(c.doc_id, c.chunk_id, lo, hi, page, text, c.score,
+                            (c.start, c.end), _shown(chunk, c)))
+    for doc_id, picks in taken.items():
+        out[doc_id] = sorted(picks, key=lambda p: (-p.score, p.start))
+    return out
+
+
+def _carried(by_n: dict, chunk, back: int = 3) -> str:
+    """The section a chunk starts in: the last section title (:func:`_section_title`) of the chunks
+    before it (up to ``back`` of them; ``by_n``: the document's chunks by their number), "" when none."""
+    for n in range(chunk.n - 1, chunk.n - 1 - back, -1):
+        prev = by_n.get(n)
+        if prev is None:
+            return ""
+        for u in reversed(_units(prev.text)):
+            text = u.text(prev.text)
+            if (u.kind == "heading" or u.kind in sx.READABLE) and _section_title(u, text):
+                return sx.readable(text)
+    return ""
+
+
+def _section_title(unit: sx.Unit, text: str) -> bool:
+    """A section's own title: numbered (:func:`is_title`) or a Markdown heading — not the short lines
+    a PDF's text stands alone (a running header, a table's caption, "December"), which map nothing."""
+    return is_title(text) or unit.kind == "heading" and text.lstrip().startswith("#")
+
+
+def _sections(scorer: Scorer, question: str, sections: dict[str, list[_Sentence]],
+              titled: dict[int, float]) -> list[_Sentence]:
+    """The sentences of the sections whose headings alone score best for ``question`` (one scorer call
+    on at most ``SECTION_HEADINGS`` short texts): ``SECTIONS`` of them, each its ``SECTION_UNITS``
+    sentences holding most of the question's terms (their lexical scores), then the first ones. A
+    section's first sentence after its title scores at least what the title did (``titled``): "Where
+    is the No-Shop Clause?" is answered by the title "Section 6.06 No Solicitation of Transactions."
+    and what follows it, whatever the scorer makes of the sentence alone."""
+    names = list(sections)[:SECTION_HEADINGS]
+    if not names:
+        return []
+    got = scorer(question, [n[:HEADING_CHARS] for n in names])
+    out: list[_Sentence] = []
+    for i in sorted(range(len(names)), key=lambda i: -got[i])[:SECTIONS]:
+        under = sections[names[i]]
+        out += sorted(under, key=lambda c: (-c.score, c.start))[:SECTION_UNITS]
+        first = next((c for c in under if c.title is not None), None)
+        if first is not None:
+            titled[id(first)] = float(got[i])
+            out.append(first)
+    return out
+
+
+def _shown(chunk, sent: _Sentence) -> str:
+    """A sentence of a chunk as a person reads it: a table row with its column names, else without markup."""
+    units = list(_units(chunk.text))
+    for i, u in enumerate(units):
+        if chunk.start + u.start == sent.start and u.kind == "row":
+            return sx.row_with_header(chunk.text, units, i)
+    return sx.readable(sent.text)
+
+
+def _grow(units: list[_Sentence], i: int, floor: float, window: int) -> tuple[_Sentence, _Sentence]:
+    """The run of consecutive sentences around ``units[i]``: neighbours scoring at least ``floor``
+    joined, the better first, while the run spans at most ``window`` characters."""
+    lo = hi = i
+    while True:
+        options = []
+        if lo > 0 and units[lo - 1].score >= floor and units[hi].end - units[lo - 1].start <= window:
+            options.append((units[lo - 1].score, lo - 1, hi))
+        if hi + 1 < len(units) and units[hi + 1].score >= floor and units[hi + 1].end - units[lo].start <= window:
+            options.append((units[hi + 1].score, lo, hi + 1))
+        if not options:
+            return units[lo], units[hi]
+        _, lo, hi = max(options)
+
+
+def _count(text: str) -> int:
+    from c1.tokens import TokenizerError, count_tokens
+
+    try:
+        return count_tokens(text)
+    except TokenizerError:
+        return max(1, len(text) // 4)
+
+
+# --- justification ------------------------------------------------------------------------------------
+def justify(ranker, doc, qsim: dict[str, float], ranking=None) -> str:
+    """The built-in policy's justification of a document from the chunks it holds (``doc``: an
+    ``evidence.DocView``): the readable sentence holding most of the question's terms, each weighted by
+    its rarity in the corpus (and, for a document a bridge brought in, the bridge's name), best chunk
+    first on ties; never a header, greeting, signature or separator, and a sentence that many chunks
+    hold word for word (a mailing list's footer, a disclaimer) is boilerplate, passed over."""
+    from c1.retrieval.terms import content_terms
+    from c1.store.lexical import stems
+
+    weights = dict(ranker.asked.weights)
+    if ranking is not None and ranking.features.get(doc.doc_id, {}).get("bridge"):
+        for p in ranking.pivots:
+            for e in ranking.bridges.get(p, [])[:3]:
+                for w in content_terms(e):
+                    weights.setdefault(w, 1.0)
+    wanted = {(stems(t) or [t])[0]: w for t, w in weights.items()}
+    cands = []
+    for cid, text in doc.chunks:
+        units = sx.split(text)
+        for i, u in enumerate(units):
+            if u.kind not in sx.READABLE:
+                continue
+            unit = u.text(text)
+            have = set(stems(unit))
+            hit = sum(w for t, w in wanted.items() if t in have)
+            n_words = len(unit.split())
+            fit = hit + 0.1 * qsim.get(cid, 0.0) + min(n_words, 30) / 300 - (0.5 if n_words < 4 else 0.0)
+            shown = sx.row_with_header(text, units, i) if u.kind == "row" else sx.readable(unit)
+            cands.append((fit, shown, unit))
+    cands.sort(key=lambda c: -c[0])
+    for _, shown, unit in cands[:6]:
+        if not _boilerplate(ranker.corpus, unit):
+            return shown
+    return cands[0][1] if cands else ""
+
+
+def _boilerplate(corpus, unit: str, copies: int = 5) -> bool:
+    """A sentence whose first words more than ``copies`` chunks hold word for word (a list footer, a
+    disclaimer, one message filed in several folders) justifies nothing."""
+    if corpus is None or not hasattr(corpus, "mentions"):
+        return False
+    head = " ".join(re.findall(r"\w+", unit)[:10])
+    return len(head.split()) >= 4 and corpus.mentions(head) > copies
+
+
+# --- the result ------------------------------------------------------------------------------------------
+def attach(corpus, question: str, documents: list[dict], budget: int, scorer: Scorer | None = None,
+           replace_justification: bool = True) -> None:
+    """Give each result document (``search._document`` dicts) its ``passages`` (JSON) and, with
+    ``replace_justification``, the best sentence of its best passage as its justification."""
+    if budget <= 0 or not documents:
+        for d in documents:
+            d["passages"] = []
+        return
+    scorer = scorer or make_scorer(corpus)
+    chosen = choose(corpus, question, [d["id"] for d in documents], budget, scorer,
+                    weights={d["id"]: d.get("score") or 0.0 for d in documents},
+                    seen={d["id"]: [c["id"] for c in d.get("chunks") or [] if c.get("id")] for d in documents})
+    for d in documents:
+        got = chosen.get(d["id"], [])
+        d["passages"] = [p.to_json() for p in got]
+        if got and got[0].why and (replace_justification or not d.get("justification")):
+            d["justification"] = got[0].why
+            d["justification_span"] = list(got[0].sentence)
+
+
+# --- what a person sees ------------------------------------------------------------------------------------
+EXCERPT = 220
+"""Characters of a passage shown in the human output."""
+
+
+def excerpt(text: str, question: str, limit: int = EXCERPT) -> tuple[str, list[tuple[int, int]]]:
+    """A short, one-line excerpt of ``text`` around the question's terms, and the spans in it of the
+    words that match a term of the question (same stem): the part of the passage that holds most
+    of them, cut at words, with "…" where text was left out."""
+    from c1.retrieval.terms import content_terms
+    from c1.store.lexical import stems
+
+    flat = sx.readable(text)
+    wanted = {s for t in content_terms(question) for s in (stems(t) or [t])}
+    words = [(m.start(), m.end()) for m in re.finditer(r"[\w'’$%.,-]*\w", flat)]
+    marks = [(a, b) for a, b in words if set(stems(flat[a:b])) & wanted]
+    if len(flat) > limit:
+        best_start, best_hits = 0, -1
+        for a, _ in [(0, 0)] + marks:  # the window of ``limit`` characters holding most marked words
+            start = max(0, a - limit // 5) if a else 0
+            hits = sum(1 for m in marks if start <= m[0] and m[1] <= start + limit)
+            if hits > best_hits:
+                best_start, best_hits = start, hits
+        start = best_start
+        if start:
+            start = flat.find(" ", start) + 1 or start
+        end = start + limit
+        if end < len(flat):
+            end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
+        pre, post = ("…" if start else ""), ("…" if end < len(flat) else "")
+        shown = pre + flat[start:end].strip() + post
+        shift = len(pre) - start - (len(flat[start:end]) - len(flat[start:end].lstrip()))
+        marks = [(a + shift, b + shift) for a, b in marks if start <= a and b <= end]
+        return shown, marks
+    return flat, marks
