@@ -320,11 +320,12 @@ class Asked:
 
 
 class Ranker:
-    def __init__(self, question: str, corpus=None, common_mentions: int = 10, common_share: float = 0.02,
+    def __init__(self, question: str, searcher=None, common_mentions: int = 10, common_share: float = 0.02,
                  weights: dict | None = None, bias: float | None = None, typed: str | None = None):
-        """``typed``: the question as the user wrote it, where ``question`` has its names truecased: a
+        """``searcher``: what the ranker looks up in the collection (a :class:`~c1.retrieval.searcher.Searcher`,
+        or the Corpus itself: the same lookups); None for text alone. ``typed``: the question as the user wrote it, where ``question`` has its names truecased: a
         quoted phrase is held as written (case and all) only where the user wrote it with a capital."""
-        self.corpus = corpus
+        self.searcher = searcher
         self.common_mentions = common_mentions
         self.common_share = common_share
         self.weights = dict(WEIGHTS if weights is None else weights)
@@ -340,16 +341,16 @@ class Ranker:
     def _analyse(self, question: str, typed: str) -> Asked:
         terms = content_terms(question)
         rare, weights, unseen = {}, {t: 1.0 for t in terms}, 0
-        size = getattr(self.corpus, "size", 0)
-        if size and hasattr(self.corpus, "mentions"):
+        size = getattr(self.searcher, "size", 0)
+        if size and hasattr(self.searcher, "mentions"):
             limit = max(RARE_MIN, RARE_SHARE * size)
             for t in terms:
                 base = t[:-2] if t.endswith("'s") else t  # "ingram's": the corpus counts "ingram"
-                df = self.corpus.mentions(base)
-                if df == 0 and hasattr(self.corpus, "name_mentions"):
+                df = self.searcher.mentions(base)
+                if df == 0 and hasattr(self.searcher, "name_mentions"):
                     # only documents' names hold it ("ingram" of ingram-non-disclosure.txt, whose text
                     # never says it): as rare as the chunks of the documents so named
-                    df = self.corpus.name_mentions(base)
+                    df = self.searcher.name_mentions(base)
                 weights[t] = math.log(1 + size / (df + 1))
                 if 0 < df <= limit and len(t) >= 3 and not t.isdigit():
                     rare[t] = math.log(1 + size / df)
@@ -378,11 +379,11 @@ class Ranker:
     def common(self, phrase: str, share: float | None = None) -> bool:
         """A phrase written all over the corpus ("United", "Subject", a page header): its mention links
         nothing in particular. ``share``: of the corpus's chunks (default ``common_share``)."""
-        corpus = self.corpus
-        if corpus is None or not hasattr(corpus, "mentions"):
+        searcher = self.searcher
+        if searcher is None or not hasattr(searcher, "mentions"):
             return False
         share = self.common_share if share is None else share
-        return corpus.mentions(phrase) > max(self.common_mentions, share * corpus.size)
+        return searcher.mentions(phrase) > max(self.common_mentions, share * searcher.size)
 
     def _stems(self, view: DocView) -> set[str]:
         """The stems of what the run holds of a document now: its title and its visible chunks (each
@@ -394,7 +395,7 @@ class Ranker:
 
     def _name_stems(self, doc_id: str) -> frozenset[str]:
         """The stems of the document's file name ("01_Bosch-Automotive-…txt" holds "bosch")."""
-        doc = self.corpus.doc(doc_id) if self.corpus is not None and hasattr(self.corpus, "doc") else None
+        doc = self.searcher.doc(doc_id) if self.searcher is not None and hasattr(self.searcher, "doc") else None
         if doc is None or not doc.path or doc.key != doc.path:
             return frozenset()
         from c1.store.names import file_name_words
@@ -447,7 +448,7 @@ class Ranker:
         bodies = {d: frozenset(self.normed(tx.content(texts[d])).split()) for d in docs}
         first_rank = {d: i for i, d in enumerate(own, start=1)}
         whole = {d: self._whole(d, len(v.chunks)) for d, v in docs.items()}  # all of it is in view
-        identity = self.corpus.doc_evidence(asked.text, list(docs)) if hasattr(self.corpus, "doc_evidence") else {}
+        identity = self.searcher.doc_evidence(asked.text, list(docs)) if hasattr(self.searcher, "doc_evidence") else {}
         have = {d: self._stems(v) | self._name_stems(d) for d, v in docs.items()} if asked.rare else {d: set() for d in docs}
         feats: dict[str, dict[str, float]] = {}
         for d, view in docs.items():
@@ -538,7 +539,7 @@ class Ranker:
         ranking.relational = {d: self.relational(f) for d, f in feats.items()}
         ranking.sources = sources
         ranking.quoted_missing = bool(asked.quoted) and not any(f["phrase"] for f in feats.values())
-        ranking.support_sim = getattr(getattr(self.corpus, "embedder", None), "support_sim", SUPPORTED_SIM)
+        ranking.support_sim = getattr(getattr(self.searcher, "embedder", None), "support_sim", SUPPORTED_SIM)
         ranking.unseen = asked.unseen
         ranking.rare_weight = self.weights.get("named", 0.0)
         ranking.written_found = any(f["phrase"] or f["keywords"] for f in feats.values())
@@ -581,7 +582,7 @@ class Ranker:
         return 0.5 if longer else 1.0
 
     def _whole(self, doc_id: str, seen: int) -> bool:
-        doc = self.corpus.doc(doc_id) if self.corpus is not None and hasattr(self.corpus, "doc") else None
+        doc = self.searcher.doc(doc_id) if self.searcher is not None and hasattr(self.searcher, "doc") else None
         return doc is None or doc.n_chunks <= seen
 
     def _all_terms(self, view: DocView) -> float:

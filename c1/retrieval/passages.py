@@ -627,7 +627,7 @@ def justify(ranker, doc, qsim: dict[str, float], ranking=None) -> str:
             cands.append((fit, shown, unit))
     cands.sort(key=lambda c: -c[0])
     for _, shown, unit in cands[:6]:
-        if not _boilerplate(ranker.corpus, unit):
+        if not _boilerplate(ranker.searcher, unit):
             return shown
     return cands[0][1] if cands else ""
 
