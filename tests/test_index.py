@@ -428,6 +428,36 @@ def test_keywords_only_then_a_run_that_embeds(c1_home, invoke_c1, run_c1, tmp_pa
     assert "embedding" not in run_c1("search", "last ferry Vashon", "--json").json()["stats"]
 
 
+@pytest.mark.slow
+def test_a_chunk_without_its_vector_yet_keeps_its_bm25_place(c1_home, invoke_c1, tmp_path):
+    """While a collection is being embedded, BM25's clear first was put below chunks that both sides found,
+    only because those had vectors: the dense side could not find a chunk without one. Its missing vote now
+    stands in at its BM25 rank, so the order is what it will be once embedded, not an artefact of when."""
+    from c1.config import load_settings
+    from c1.eval.baselines import retrieve
+    from c1.retrieval.corpus import Corpus
+
+    old = tmp_path / "old"
+    old.mkdir()
+    for i, place in enumerate(("harbour", "airport", "station", "warehouse", "market", "school")):
+        (old / f"{place}.md").write_text(f"# The {place}\n\nThe north {place} is near the depot; its gate opens "
+                                         f"at {6 + i}:00 and a code is needed after dark.\n")
+    assert invoke_c1("index", old, "--quiet").rc == 0
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "codes.md").write_text("# Codes\n\nThe gate code of the north depot is 4417.\n")
+    assert invoke_c1("index", new, "--quiet", "--keywords-only").rc == 0
+    corpus = Corpus(load_settings())
+    try:
+        assert corpus.embedding is not None and corpus.embedding["embedded"] == 6
+        got = [os.path.basename(d["path"]) for d in retrieve(corpus, "hybrid", "gate code north depot", 3)]
+        lexical = [c for c, _ in corpus.bm25("gate code north depot", 3)]
+        assert corpus.doc(corpus.chunks(lexical[:1])[0].doc_id).path.endswith("codes.md")  # BM25's first
+        assert got[0] == "codes.md", got
+    finally:
+        corpus.close()
+
+
 @pytest.mark.parametrize("flag", ["--embed-url", "--chroma-url"])
 @pytest.mark.slow
 def test_a_failed_first_run_leaves_no_collection_behind(c1_home, invoke_c1, enron_folder, flag):

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from c1.retrieval.fusion import rrf
+from c1.retrieval.fusion import RRF_K, rrf
 from c1.config import Settings
 from c1.store.embedders import Embedder, EmbedderError, embedder_for
 from c1.store.manifest import Chunk, DocRecord
@@ -379,8 +379,23 @@ class Corpus:
         lexical_f = self._pool.submit(self.bm25, query, want)
         dense = self.dense(vector, want)
         lexical = lexical_f.result()
-        fused = [(cid, s) for cid, s in rrf([[c for c, _ in lexical], [c for c, _ in dense]]) if cid not in exclude]
+        fused = rrf([[c for c, _ in lexical], [c for c, _ in dense]])
+        if self.embedding is not None:  # still being embedded: see _stand_in
+            fused = self._stand_in(fused, [c for c, _ in lexical])
+        fused = [(cid, s) for cid, s in fused if cid not in exclude]
         return fused[:n], dict(dense), {c for c, _ in lexical}
+
+    def _stand_in(self, fused: list[tuple[str, float]], lexical: list[str]) -> list[tuple[str, float]]:
+        """While a collection is being embedded, a chunk BM25 found that has no vector yet could not be
+        found by the dense side at all: a missing vote is no vote against. It gets the dense side's vote at
+        its BM25 rank, so that BM25's first is not put below chunks both sides found only because those
+        have vectors (with no vector anywhere, the order is BM25's, as before)."""
+        with self._held() as store:
+            lacking = store.manifest.lacking_vectors(lexical)
+        if not lacking:
+            return fused
+        extra = {cid: 1.0 / (RRF_K + rank) for rank, cid in enumerate(lexical, start=1) if cid in lacking}
+        return sorted(((cid, s + extra.get(cid, 0.0)) for cid, s in fused), key=lambda kv: -kv[1])
 
     def hybrid(self, query: str, k: int, exclude: set[str] = frozenset(), vector=None) -> list[Hit]:
         """Top ``k`` chunks not in ``exclude``: BM25 ∥ dense → RRF → re-rank of the top ``max(k, CANDIDATES)``.

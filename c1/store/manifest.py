@@ -338,6 +338,17 @@ class Manifest:
         sql = "SELECT id FROM chunks WHERE vector = 0 ORDER BY rowid" + ("" if limit is None else f" LIMIT {int(limit)}")
         return [r[0] for r in self.db.execute(sql)]
 
+    def lacking_vectors(self, ids: list[str]) -> set[str]:
+        """Those of ``ids`` whose vectors Chroma does not hold yet."""
+        if not self.has_vector_flags or not ids:
+            return set()
+        out: set[str] = set()
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            marks = ",".join("?" * len(part))
+            out.update(r[0] for r in self.db.execute(f"SELECT id FROM chunks WHERE vector = 0 AND id IN ({marks})", part))
+        return out
+
     def count_without_vectors(self) -> int:
         if not self.has_vector_flags:
             return 0
