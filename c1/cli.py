@@ -16,7 +16,7 @@ from c1 import __version__
 from c1.commands.serve import ServeFlags  # the flags only: nothing is served at import
 from c1.config import CHOICES, DEBOUNCE, default_text
 from c1.eval.settings import EvalFlags  # the flags only: the runner loads inside the command
-from c1.train.settings import RlFlags, SftFlags, SynthFlags  # the flags only: torch loads inside the command
+from c1.train.settings import CollectFlags, RlFlags, SftFlags, SynthFlags  # the flags only: torch loads inside the command
 
 POLICY_HELP = " | ".join(CHOICES["policy"])  # c1.config's list, so that `c1 --help` imports no policy (a test checks it is the registry's)
 
@@ -362,6 +362,7 @@ def train_synth(
 
 
 @train_app.command("collect")
+@options_from(CollectFlags, "flags")
 def train_collect(
     tasks: Annotated[Path, typer.Option("--tasks", "-t", help="Task file from `c1 train synth`.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Trajectory file to write (JSONL; the run resumes).")],
@@ -378,12 +379,7 @@ def train_collect(
     temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")] = None,
     budget: Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")] = None,
     max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per run {default_text('max_turns')}.")] = None,
-    runs: Annotated[int, typer.Option("--runs", min=1, max=64, help="Runs per task.")] = 4,
-    workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Tasks in flight.")] = 1,
-    low_rate: Annotated[float, typer.Option("--low-rate", min=0.0, max=1.0, help="Keep rate of lower-recall runs at the thresholds (falls with recall).")] = 0.5,
-    negatives: Annotated[float, typer.Option("--negatives", min=0.0, max=1.0, help="Largest share of zero-recall runs among those kept.")] = 0.05,
-    max_level: Annotated[Optional[int], typer.Option("--max-level", min=0, help="Only tasks up to this level.")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N tasks.")] = None,
+    flags=None,
     seed: Seed = 0,
     json_out: Json = False,
     quiet: Quiet = False,
@@ -394,8 +390,7 @@ def train_collect(
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
                          policy=policy, base_urls=tuple(base_url or ()), model=model, api_key=api_key,
                          reasoning_effort=reasoning_effort, temperature=temperature, budget=budget, max_turns=max_turns)
-    _run(run_collect, settings, tasks=tasks, out=out, runs=runs, workers=workers, low_rate=low_rate, negatives=negatives,
-         beta=2.0, seed=seed, max_level=max_level, limit=limit, json_out=json_out, quiet=quiet)
+    _run(run_collect, settings, flags, tasks=tasks, out=out, seed=seed, json_out=json_out, quiet=quiet)
 
 
 @train_app.command("sft")

@@ -414,14 +414,14 @@ def test_collect_sft_rl_command_bodies(hotpot, tiny, tmp_path, capsys):
 
     from c1.commands.train import run_collect, run_rl, run_sft
     from c1.errors import C1Error
-    from c1.train.settings import RlFlags, SftFlags
+    from c1.train.settings import CollectFlags, RlFlags, SftFlags
     from c1.train.tasks import append_jsonl
 
     settings, corpus, tasks, _ = hotpot
     task_file = tmp_path / "tasks.jsonl"
     append_jsonl(task_file, tasks[:2])
-    run_collect(replace(settings, policy="builtin"), tasks=task_file, out=tmp_path / "traj.jsonl", runs=1, workers=1,
-                low_rate=1.0, negatives=0.05, beta=2.0, seed=0, max_level=None, limit=None, json_out=True, quiet=True)
+    run_collect(replace(settings, policy="builtin"), CollectFlags(runs=1, workers=1, low_rate=1.0, negatives=0.05),
+                tasks=task_file, out=tmp_path / "traj.jsonl", seed=0, json_out=True, quiet=True)
     collected = json.loads(capsys.readouterr().out)
     assert collected["policy"] == "builtin" and collected["runs"] == 2
     lora = dict(lora_rank=4, lora_alpha=8, lora_dropout=0.0, lora_targets="q_proj,v_proj")

@@ -16,7 +16,7 @@ from c1.console import emit_json, err, note, stderr_is_tty
 from c1.errors import C1Error
 
 if TYPE_CHECKING:
-    from c1.train.settings import RlFlags, SftFlags, SynthFlags
+    from c1.train.settings import CollectFlags, RlFlags, SftFlags, SynthFlags
 
 TRAIN_EXTRA_HINT = ("install the training dependencies first: `pip install torch==2.13.0` (the CPU wheel; on a GPU "
                     "machine the CUDA build you want), then `pip install 'c1[train]'`")
@@ -120,26 +120,25 @@ def run_synth(settings: Settings, flags: "SynthFlags", *, out: Path, json_out: b
 
 
 # --- collect -------------------------------------------------------------------------------------
-def run_collect(settings: Settings, *, tasks: Path, out: Path, runs: int, workers: int, low_rate: float,
-                negatives: float, beta: float, seed: int, max_level: int | None, limit: int | None,
+def run_collect(settings: Settings, flags: CollectFlags, *, tasks: Path, out: Path, seed: int,
                 json_out: bool, quiet: bool, tool_names: dict | None = None) -> int:
     from c1.retrieval.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.tools import ToolConfig
-    from c1.train.collect import SelectConfig, collect
+    from c1.train.collect import collect
 
-    items = _read_tasks(tasks, max_level)[: limit or None]
+    items = _read_tasks(tasks, flags.max_level)[: flags.limit or None]
     out = _out_file(out, "--out")
     choice = choose_policy(settings)
     if not quiet:
         note(f"c1: {choice.note}")
-    cfg = SelectConfig(low_rate=low_rate, negatives=negatives, beta=beta)
+    cfg = flags.select()
     corpus = Corpus(settings)
     show = not quiet and stderr_is_tty()
     try:
-        with _bar(show, "collect", len(items) * runs, {"kept": "0 kept"}) as update:
-            report = collect(corpus, settings, items, choice.factory, out, runs=runs, cfg=cfg, seed=seed,
-                             workers=workers, tool_config=ToolConfig(names=tool_names or {}),
+        with _bar(show, "collect", len(items) * flags.runs, {"kept": "0 kept"}) as update:
+            report = collect(corpus, settings, items, choice.factory, out, runs=flags.runs, cfg=cfg, seed=seed,
+                             workers=flags.workers, tool_config=ToolConfig(names=tool_names or {}),
                              on_progress=lambda p: update(completed=p["runs"], kept=f"{p['kept']} kept"))
     finally:
         corpus.close()

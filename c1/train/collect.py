@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from c1.agent import events as ev
+from c1.train.settings import RUNS, SelectConfig  # noqa: F401 (SelectConfig: part of this module's interface)
 from c1.agent.context import Block, Context, Message, ToolCall
 from c1.agent.loop import Agent
 from c1.agent.policy import AgentState, Policy, Reply
@@ -169,17 +170,6 @@ def run_task(corpus, settings, task: dict, policy: Policy, run: int = 0,
 
 
 # --- scoring and selection -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class SelectConfig:
-    traj_recall: float = 0.5
-    recall: float = 0.4
-    low_rate: float = 0.5
-    negatives: float = 0.05
-    max_error_share: float = 0.5
-    beta: float = 2.0
-    """β of the F_β in the stored reward (for ranking the high-recall runs of a task)."""
-
-
 def score_run(r: RunResult, cfg: SelectConfig = SelectConfig(), reward_cfg: rewards.RewardConfig = rewards.RewardConfig()) -> dict:
     o = r.outcome
     stop = r.finished.stop_reason if r.finished else "error"
@@ -296,7 +286,7 @@ class CollectReport:
 
 
 def collect(corpus, settings, tasks: list[dict], make_policy: Callable[[int], Policy], out: str | Path,
-            runs: int = 4, cfg: SelectConfig = SelectConfig(), seed: int = 0, workers: int = 1,
+            runs: int = RUNS, cfg: SelectConfig = SelectConfig(), seed: int = 0, workers: int = 1,
             tool_config: ToolConfig = ToolConfig(), on_progress: Callable[[dict], None] | None = None) -> CollectReport:
     out = Path(out)
     log = Path(str(out) + ".runs.jsonl")

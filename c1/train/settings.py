@@ -1,6 +1,6 @@
-"""The settings of ``c1 train synth|sft|rl``, declared once: what each part reads (:class:`SynthConfig`,
-:class:`SFTSettings`, :class:`RLSettings`) and each command's options (:class:`SynthFlags`,
-:class:`SftFlags`, :class:`RlFlags`), their defaults read from those, the teacher's and LoraSpec;
+"""The settings of ``c1 train synth|collect|sft|rl``, declared once: what each part reads (:class:`SynthConfig`,
+:class:`SelectConfig`, :class:`SFTSettings`, :class:`RLSettings`) and each command's options (:class:`SynthFlags`,
+:class:`CollectFlags`, :class:`SftFlags`, :class:`RlFlags`), their defaults read from those, the teacher's and LoraSpec;
 c1/cli.py makes the flags from them. Light, as ``c1 --help`` reads it: no torch, no agent."""
 
 from __future__ import annotations
@@ -67,6 +67,40 @@ class SynthFlags:
     def teacher(self, url: str) -> Teacher:
         return Teacher(url, self.teacher_model, self.api_key, temperature=self.temperature, max_tokens=self.max_tokens,
                        rpm=self.rpm, concurrency=self.concurrency, schema_mode=self.json_mode, timeout=self.timeout)
+
+
+@dataclass(frozen=True)
+class SelectConfig:
+    """Which runs of ``c1 train collect`` are kept (c1/train/collect.py)."""
+
+    traj_recall: float = 0.5
+    recall: float = 0.4
+    low_rate: float = 0.5
+    negatives: float = 0.05
+    max_error_share: float = 0.5
+    beta: float = 2.0
+    """β of the F_β in the stored reward (for ranking the high-recall runs of a task)."""
+
+
+RUNS = 4
+"""Runs of the teacher per task (``c1 train collect --runs``)."""
+
+
+@dataclass(frozen=True)
+class CollectFlags:
+    """The options of ``c1 train collect`` beside the collection's, the agent's and the task and output files."""
+
+    runs: int = option("--runs", RUNS, "Runs per task.", min=1, max=64)
+    workers: int = option("--workers", 1, "Tasks in flight.", min=1, max=64)
+    low_rate: float = option("--low-rate", SelectConfig.low_rate,
+                             "Keep rate of lower-recall runs at the thresholds (falls with recall).", min=0.0, max=1.0)
+    negatives: float = option("--negatives", SelectConfig.negatives, "Largest share of zero-recall runs among those kept.",
+                              min=0.0, max=1.0)
+    max_level: Optional[int] = option("--max-level", None, "Only tasks up to this level.", min=0)
+    limit: Optional[int] = option("--limit", None, "Only the first N tasks.", min=1)
+
+    def select(self) -> SelectConfig:
+        return SelectConfig(low_rate=self.low_rate, negatives=self.negatives)
 
 
 @dataclass(frozen=True)
