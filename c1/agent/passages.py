@@ -23,7 +23,9 @@ a clause, a row, a sentence. For the returned documents (in rank order):
    document's confidence relative to the first document's: each grows into a passage with its neighbours that score nearly as well (up to
    ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document (the
    first document's best five; another's only near the best: ``KEEP``), until the budget
-   (``--evidence-tokens``) is spent.
+   (``--evidence-tokens``) is spent. The first document is scored first: a document after it whose
+   relative confidence is under ``KEEP`` of the best weighted score yet could keep nothing (a score is
+   at most 1), and is not scored at all (the cross-encoder's pairs are most of the passages' time).
 
 The justification of a document is the best readable sentence of its best passage, shown without
 markup; a table row with its column names. Within a run (before passages exist) the built-in policy
