@@ -440,3 +440,19 @@ def test_a_document_too_unlikely_to_keep_a_passage_is_not_scored():
     assert not any("document c" in t for t in scored), "0.3 < 0.5 x 0.9: c could keep nothing"
     assert any("document b" in t for t in scored) and got["b"], "0.8 x 0.9 >= 0.5 x 0.9: b is scored and kept"
     assert got["a"] and got["c"] == []
+
+
+def test_the_cross_encoder_reads_a_text_met_twice_once():
+    """Issue 19, latency: each pair runs alone, so a text repeated in one call (a row a filing repeats)
+    needs one pair; every copy gets its score."""
+    from c1.agent.passages import RerankerScorer
+
+    asked: list[list[str]] = []
+
+    def logits(q, texts):
+        asked.append(list(texts))
+        return [float(len(t)) - 3.0 for t in texts]
+
+    got = RerankerScorer(logits)("q", ["abc", "abcd", "abc"])
+    assert asked == [["abc", "abcd"]]
+    assert got[0] == got[2] == 0.5 and got[1] > 0.5

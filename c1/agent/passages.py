@@ -189,10 +189,12 @@ class RerankerScorer:
     def __call__(self, question: str, texts: list[str]) -> list[float]:
         if not texts:
             return []
-        got = self.score(question, texts)
+        unique = list(dict.fromkeys(texts))  # a text met twice (a row a filing repeats) is one pair: each scores alone
+        got = self.score(question, unique)
         if got is None:
             return self.fallback(question, texts) if self.fallback else [0.0] * len(texts)
-        return [round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, float(v))))), 4) for v in got]
+        of = {t: round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, float(v))))), 4) for t, v in zip(unique, got)}
+        return [of[t] for t in texts]
 
 
 def make_scorer(corpus=None, kind: str = "auto") -> Scorer:
