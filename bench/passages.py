@@ -230,7 +230,7 @@ def original_span(corpus, doc_id: str, text: str) -> tuple[int, int] | None:
 
 def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fresh: bool, budget: int,
              systems: tuple[str, ...] = ("builtin", "hybrid"), options: dict | None = None,
-             misses: bool = False, dump=None) -> list[dict]:
+             misses: bool = False) -> list[dict]:
     from c1.agent import passages as P
     from c1.agent.corpus import Corpus
     from c1.config import load_settings
@@ -284,10 +284,8 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
                 got_row = {"system": f"{system}-passages[{kind}]", "q": q["id"], "seconds": seconds, "cpu": cpu,
                            **measure(q, handed, why, count)}
                 rows.append(got_row)
-                if dump is not None:  # what was handed over, to compare two versions question by question
-                    dump.write(json.dumps({"corpus": name, "system": got_row["system"], "q": q["id"],
-                                           "passages": {d: [[p.start, p.end, p.page, p.score, p.why] for p in chosen[d]]
-                                                        for d in ids}}) + "\n")
+                # what was handed over (``--dump``: two versions compared question by question)
+                got_row["passages"] = {d: [[p.start, p.end, p.page, p.score, p.why] for p in chosen[d]] for d in ids}
                 if misses and system == "builtin" and not (got_row["hit_top"] or got_row["page"]):
                     show_miss(corpus, q, ids, chosen)
     return rows
@@ -358,7 +356,10 @@ def main() -> None:
         if args.keep is not None:
             options["keep"] = args.keep
         rows = evaluate(name, args.limit, args.scorer.split(","), args.chunks, args.fresh, args.evidence_tokens,
-                        tuple(args.systems.split(",")), options, args.misses, dump)
+                        tuple(args.systems.split(",")), options, args.misses)
+        for r in rows if dump else []:
+            if "passages" in r:
+                dump.write(json.dumps({"corpus": name, "system": r["system"], "q": r["q"], "passages": r["passages"]}) + "\n")
         table = summary(rows)
         print(f"\n{name}: {table[next(iter(table))]['questions']} questions, --evidence-tokens {args.evidence_tokens}")
         print(f"{'system':<28}{'gold1':>6}{'hit@top':>8}{'|gold1':>7}{'hit':>6}{'page':>6}{'prec':>7}{'recall':>7}"
