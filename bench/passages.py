@@ -34,6 +34,7 @@ passages are recomputed from the cached documents at every run: ``--fresh`` runs
 
     python bench/passages.py --limit 40                      # both corpora
     python bench/passages.py --corpus legal --scorer terms,reranker
+    python bench/passages.py --corpus legal --limit 60 --scorer auto --dump after.jsonl   # diff two versions
 """
 
 from __future__ import annotations
@@ -283,6 +284,8 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
                 got_row = {"system": f"{system}-passages[{kind}]", "q": q["id"], "seconds": seconds, "cpu": cpu,
                            **measure(q, handed, why, count)}
                 rows.append(got_row)
+                # what was handed over (``--dump``: two versions compared question by question)
+                got_row["passages"] = {d: [[p.start, p.end, p.page, p.score, p.why] for p in chosen[d]] for d in ids}
                 if misses and system == "builtin" and not (got_row["hit_top"] or got_row["page"]):
                     show_miss(corpus, q, ids, chosen)
     return rows
@@ -339,7 +342,10 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="run the searches again (not the cached runs)")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--misses", action="store_true", help="print each question whose gold is not among the top document's passages")
+    ap.add_argument("--dump", type=Path, help="write every question's passages (spans, pages, scores, justifications) here, "
+                                             "JSON lines: two versions' files compare with diff")
     args = ap.parse_args()
+    dump = args.dump.open("w") if args.dump else None
     for name in args.corpus.split(","):
         if args.build_only:
             print(name, build(name, OUT / f"passages_{name}"))
@@ -351,6 +357,9 @@ def main() -> None:
             options["keep"] = args.keep
         rows = evaluate(name, args.limit, args.scorer.split(","), args.chunks, args.fresh, args.evidence_tokens,
                         tuple(args.systems.split(",")), options, args.misses)
+        for r in rows if dump else []:
+            if "passages" in r:
+                dump.write(json.dumps({"corpus": name, "system": r["system"], "q": r["q"], "passages": r["passages"]}) + "\n")
         table = summary(rows)
         print(f"\n{name}: {table[next(iter(table))]['questions']} questions, --evidence-tokens {args.evidence_tokens}")
         print(f"{'system':<28}{'gold1':>6}{'hit@top':>8}{'|gold1':>7}{'hit':>6}{'page':>6}{'prec':>7}{'recall':>7}"

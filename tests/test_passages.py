@@ -408,3 +408,60 @@ def test_the_first_documents_best_chunks_each_give_their_best_sentence():
     got = choose(Fake(), "What is the year end amount of accounts payable?", ["d"], 2000, scorer=scorer)["d"]
     assert len(got) == 5
     assert any(p.page == 1 for p in got), "the best chunk's page is among the passages"
+
+
+def test_a_document_too_unlikely_to_keep_a_passage_is_not_scored():
+    """Issue 19, latency: the cross-encoder's pairs are most of the passages' time. A document whose
+    confidence relative to the first's is under ``KEEP`` of the best weighted score could keep no
+    passage (a score is at most 1), so its sentences are not sent to the scorer; a likelier one's are."""
+    from types import SimpleNamespace
+
+    from c1.corpus.manifest import Chunk
+
+    texts = {d: [f"Sentence {i} of document {d} about the renewal term of the lease." for i in range(3)] for d in "abc"}
+    store = {f"{d}_{i}": Chunk(f"{d}_{i}", d, i, 100 * i, 100 * i + len(t), None, t) for d in "abc"
+             for i, t in enumerate(texts[d])}
+
+    class Fake:
+        def embed_query(self, text):
+            return [1.0]
+
+        def doc(self, doc_id):
+            return SimpleNamespace(meta={}, n_chunks=3, title=doc_id, path=doc_id, key=doc_id)
+
+        def doc_chunks(self, doc_id):
+            return [c for c in store.values() if c.doc_id == doc_id]
+
+        def chunks(self, ids):
+            return [store[i] for i in ids]
+
+        def rank_chunks(self, chunks, query, vector=None, rerank=False):
+            return [(c, 1.0 / (1 + c.n)) for c in chunks]
+
+    scored: list[str] = []
+
+    def scorer(q, ts):
+        scored.extend(ts)
+        return [0.9] * len(ts)
+
+    got = choose(Fake(), "What is the renewal term of the lease?", ["a", "b", "c"], 2000, scorer=scorer,
+                 weights={"a": 1.0, "b": 0.8, "c": 0.3}, seen={"b": ["b_0", "b_1"], "c": ["c_0", "c_1"]})
+    assert not any("document c" in t for t in scored), "0.3 < 0.5 x 0.9: c could keep nothing"
+    assert any("document b" in t for t in scored) and got["b"], "0.8 x 0.9 >= 0.5 x 0.9: b is scored and kept"
+    assert got["a"] and got["c"] == []
+
+
+def test_the_cross_encoder_reads_a_text_met_twice_once():
+    """Issue 19, latency: each pair runs alone, so a text repeated in one call (a row a filing repeats)
+    needs one pair; every copy gets its score."""
+    from c1.agent.passages import RerankerScorer
+
+    asked: list[list[str]] = []
+
+    def logits(q, texts):
+        asked.append(list(texts))
+        return [float(len(t)) - 3.0 for t in texts]
+
+    got = RerankerScorer(logits)("q", ["abc", "abcd", "abc"])
+    assert asked == [["abc", "abcd"]]
+    assert got[0] == got[2] == 0.5 and got[1] > 0.5

@@ -23,7 +23,9 @@ a clause, a row, a sentence. For the returned documents (in rank order):
    document's confidence relative to the first document's: each grows into a passage with its neighbours that score nearly as well (up to
    ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document (the
    first document's best five; another's only near the best: ``KEEP``), until the budget
-   (``--evidence-tokens``) is spent.
+   (``--evidence-tokens``) is spent. The first document is scored first: a document after it whose
+   relative confidence is under ``KEEP`` of the best weighted score yet could keep nothing (a score is
+   at most 1), and is not scored at all (the cross-encoder's pairs are most of the passages' time).
 
 The justification of a document is the best readable sentence of its best passage, shown without
 markup; a table row with its column names. Within a run (before passages exist) the built-in policy
@@ -187,10 +189,12 @@ class RerankerScorer:
     def __call__(self, question: str, texts: list[str]) -> list[float]:
         if not texts:
             return []
-        got = self.score(question, texts)
+        unique = list(dict.fromkeys(texts))  # a text met twice (a row a filing repeats) is one pair: each scores alone
+        got = self.score(question, unique)
         if got is None:
             return self.fallback(question, texts) if self.fallback else [0.0] * len(texts)
-        return [round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, float(v))))), 4) for v in got]
+        of = {t: round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, float(v))))), 4) for t, v in zip(unique, got)}
+        return [of[t] for t in texts]
 
 
 def make_scorer(corpus=None, kind: str = "auto") -> Scorer:
@@ -458,13 +462,29 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     if not cands:
         return out
     lexical_of = {id(c): c.score for c in cands}
-    groups: dict[str, list[_Sentence]] = {}
-    for asked_here, picked in short:  # one scorer call per wording of the question
-        groups.setdefault(asked_here, []).extend(picked)
-    for asked_here, picked in groups.items():
+    # a passage counts as much as its document is likely to be wanted: its score times the document's
+    # confidence relative to the first document's (all alike without confidences)
+    top_w = (weights or {}).get(doc_ids[0]) or 0.0
+    factor = {d: (min(1.0, (weights or {}).get(d, 0.0) / top_w) if top_w > 0 else 1.0) for d in doc_ids}
+    groups: dict[tuple[bool, str], list[_Sentence]] = {}
+    for asked_here, picked in short:  # the first document's call, then one per wording of the question
+        for c in picked:
+            groups.setdefault((c.doc_rank > 0, asked_here), []).append(c)
+    best_yet, dropped = 0.0, set()
+    for (_, asked_here), picked in sorted(groups.items(), key=lambda g: g[0][0]):
+        # a document whose relative confidence is under ``keep`` of the best weighted score yet can keep
+        # no passage (a score is at most 1): its sentences are not scored (the cross-encoder's pairs
+        # are most of the passages' time)
+        gone = {c.doc_id for c in picked if c.doc_rank and factor[c.doc_id] < keep * best_yet}
+        if gone:
+            dropped |= gone
+            picked = [c for c in picked if c.doc_id not in gone]
         for c, v in zip(picked, scorer(asked_here, [c.scored_text() for c in picked])):
             c.score = max(float(v), titled.get(id(c), 0.0))
-    short = [c for _, picked in short for c in picked]
+            best_yet = max(best_yet, c.score * factor[c.doc_id])
+    if dropped:
+        cands = [c for c in cands if c.doc_id not in dropped]
+    short = [c for _, picked in short for c in picked if c.doc_id not in dropped]
     floor = min((c.score for c in short), default=0.0)
     listed = {id(c) for c in short}
     for c in cands:  # below the shortlist: under its worst, in their lexical order
@@ -474,10 +494,6 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     for units in units_of.values():  # a sentence repeated in an overlapping chunk has its one score
         for u in units:
             u.score = by_span.get((u.doc_id, u.start, u.end), 0.0)
-    # a passage counts as much as its document is likely to be wanted: its score times the document's
-    # confidence relative to the first document's (all alike without confidences)
-    top_w = (weights or {}).get(doc_ids[0]) or 0.0
-    factor = {d: (min(1.0, (weights or {}).get(d, 0.0) / top_w) if top_w > 0 else 1.0) for d in doc_ids}
     cands.sort(key=lambda c: (-c.score * factor[c.doc_id], c.doc_rank, c.start))
     best = cands[0].score * factor[cands[0].doc_id]
     taken: dict[str, list[Passage]] = {d: [] for d in doc_ids}
