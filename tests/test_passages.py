@@ -416,7 +416,7 @@ def test_a_document_too_unlikely_to_keep_a_passage_is_not_scored():
     passage (a score is at most 1), so its sentences are not sent to the scorer; a likelier one's are."""
     from types import SimpleNamespace
 
-    from c1.corpus.manifest import Chunk
+    from c1.store.manifest import Chunk
 
     texts = {d: [f"Sentence {i} of document {d} about the renewal term of the lease." for i in range(3)] for d in "abc"}
     store = {f"{d}_{i}": Chunk(f"{d}_{i}", d, i, 100 * i, 100 * i + len(t), None, t) for d in "abc"
@@ -454,7 +454,7 @@ def test_a_document_too_unlikely_to_keep_a_passage_is_not_scored():
 def test_the_cross_encoder_reads_a_text_met_twice_once():
     """Issue 19, latency: each pair runs alone, so a text repeated in one call (a row a filing repeats)
     needs one pair; every copy gets its score."""
-    from c1.agent.passages import RerankerScorer
+    from c1.retrieval.passages import RerankerScorer
 
     asked: list[list[str]] = []
 
