@@ -34,9 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
-def logit(p: float) -> float:
-    p = min(max(p, 1e-6), 1 - 1e-6)
-    return math.log(p / (1 - p))
+SAVED_EDGE = 1e-6
+"""How near 0 or 1 a saved confidence is read (the fit of evidence.CALIBRATION read them so)."""
 
 
 def base_kind(kind: str) -> str:
@@ -49,7 +48,7 @@ def examples(rows: list[dict], saved: tuple[float, float, float]) -> list[dict]:
     """One example per returned document: its features (logit of its uncalibrated confidence, first
     place), gold, the row's kind, its half (even/odd question of its kind) and its weight (each base kind
     weighs 1). ``saved``: the calibration the rows' confidences were saved under."""
-    from c1.retrieval.evidence import uncalibrated
+    from c1.retrieval.evidence import logit, uncalibrated
 
     per_kind = Counter(base_kind(r["kind"]) for r in rows)
     seen: Counter = Counter()
@@ -61,7 +60,8 @@ def examples(rows: list[dict], saved: tuple[float, float, float]) -> list[dict]:
             if score is None:
                 continue
             score = uncalibrated(score, i, saved)
-            out.append({"x": (logit(score), 1.0 if i == 0 else 0.0, 1.0), "y": float(gold), "kind": r["kind"],
+            held = min(max(score, SAVED_EDGE), 1 - SAVED_EDGE)  # saved with 4 decimals: 1.0 is "above 0.99995"
+            out.append({"x": (logit(held), 1.0 if i == 0 else 0.0, 1.0), "y": float(gold), "kind": r["kind"],
                         "half": half, "w": 1.0 / per_kind[base_kind(r["kind"])], "first": i == 0, "c": score})
     return out
 

@@ -315,9 +315,11 @@ class Corpus:
         """Forget cached query vectors (benchmarks that time whole searches call it between questions)."""
         self._qcache.clear()
 
-    def mentions(self, phrase: str) -> int:
-        """How many chunks of the collection hold ``phrase`` (cached: titles are asked about often)."""
-        got = self._mentions.get(phrase)
+    def mentions(self, phrase: str, field: str = "text") -> int:
+        """How many chunks of the collection hold ``phrase`` (cached: titles are asked about often);
+        ``field="title"``: how many belong to documents whose identity (title, file-name words) holds it."""
+        key = (field, phrase)
+        got = self._mentions.get(key)
         if got is None:
             with self._held() as store:
                 lexical = store.lexical
@@ -325,22 +327,11 @@ class Corpus:
                     return 0
                 if len(self._mentions) >= self.DOC_CACHE:
                     self._mentions.clear()
-                got = self._mentions[phrase] = lexical.phrase_count(phrase)
+                got = self._mentions[key] = lexical.phrase_count(phrase, field)
         return got
 
     def name_mentions(self, phrase: str) -> int:
-        """How many chunks belong to documents whose identity (title, file-name words) holds ``phrase``."""
-        key = "\0name\0" + phrase
-        got = self._mentions.get(key)
-        if got is None:
-            with self._held() as store:
-                lexical = store.lexical
-                if lexical is None:
-                    return 0
-                if len(self._mentions) >= self.DOC_CACHE:
-                    self._mentions.clear()
-                got = self._mentions[key] = lexical.phrase_count(phrase, "title")
-        return got
+        return self.mentions(phrase, "title")
 
     def bm25(self, query: str, k: int) -> list[tuple[str, float]]:
         with self._held() as store:

@@ -99,6 +99,12 @@ def logistic(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))
 
 
+def logit(p: float) -> float:
+    """The inverse of :func:`logistic` (``p`` held inside (0, 1))."""
+    p = min(max(p, 1e-9), 1 - 1e-9)
+    return math.log(p / (1 - p))
+
+
 @dataclass
 class DocView:
     """What a run holds of one document: its title and visible chunks (id, text)."""
@@ -258,15 +264,13 @@ def calibrated(confidence: float, place: int, params: tuple[float, float, float]
     ``confidence`` and lifting only the first place, it keeps a ranked answer's order and its confidences
     non-increasing."""
     slope, bias, first = params
-    c = min(max(confidence, 1e-9), 1 - 1e-9)
-    return logistic(slope * math.log(c / (1 - c)) + bias + (first if place == 0 else 0.0))
+    return logistic(slope * logit(confidence) + bias + (first if place == 0 else 0.0))
 
 
 def uncalibrated(confidence: float, place: int, params: tuple[float, float, float] = CALIBRATION) -> float:
     """The inverse of :func:`calibrated` (for refitting from saved answers)."""
     slope, bias, first = params
-    c = min(max(confidence, 1e-9), 1 - 1e-9)
-    return logistic((math.log(c / (1 - c)) - bias - (first if place == 0 else 0.0)) / slope)
+    return logistic((logit(confidence) - bias - (first if place == 0 else 0.0)) / slope)
 
 
 def answer_confidences(values: list[float]) -> list[float]:
