@@ -465,3 +465,41 @@ def test_the_cross_encoder_reads_a_text_met_twice_once():
     got = RerankerScorer(logits)("q", ["abc", "abcd", "abc"])
     assert asked == [["abc", "abcd"]]
     assert got[0] == got[2] == 0.5 and got[1] > 0.5
+
+
+PROTECTIVE = "maud/Protective Insurance Corporation_The Progressive Corporation.txt"
+
+
+@pytest.fixture(scope="module")
+def merger(new_c1_env):
+    """One MAUD merger agreement of the shared legal set (268 KB, ~170 chunks)."""
+    shared = shared_data_dir()
+    if not (shared / "legal" / "files" / PROTECTIVE).is_file():
+        pytest.skip(f"shared test data not found at {shared}")
+    env = new_c1_env("merger")
+    corpus = env.root / "corpus"
+    corpus.mkdir()
+    shutil.copy(shared / "legal" / "files" / PROTECTIVE, corpus / "protective.txt")
+    done = env.run("index", corpus, "--quiet")
+    assert done.rc == 0, done.stderr
+    return env
+
+
+def test_a_best_section_is_read_from_its_title(merger):
+    """Issue 19: "Where is the No-Shop Clause?" — the best-scoring title is "Section 6.06 No Solicitation
+    of Transactions.", but the document's best chunks held only its later provisos (it carries over
+    two chunks): its first sentence ("(a) The Company agrees that ... shall not ... solicit") was never
+    read. A best section's title chunk is now read too, and its first sentence is scored."""
+    corpus = _open(merger)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        asked = ('Consider the Acquisition Agreement between Parent "The Progressive Corporation" and Target '
+                 '"Protective Insurance Corporation"; Where is the No-Shop Clause')
+        chosen = choose(corpus, asked, [doc.doc_id])[doc.doc_id]
+        text = Path(doc.path).read_text(encoding="utf-8")
+        title = text.index("Section 6.06 No Solicitation of Transactions.")
+        first = text.index("The Company agrees that", title)
+        assert len(chosen) <= 5
+        assert any(p.start <= first < p.end for p in chosen), [p.text[:60] for p in chosen]
+    finally:
+        corpus.close()

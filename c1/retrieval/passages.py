@@ -412,11 +412,12 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
         opened = [c for c, _ in rank_in_document(corpus, question, pool, vector, holding=holding, nearest=nearest)][: chunks[0] if rank == 0 else chunks[1]]
         near = set(nearest[: near_chunks[0] if rank == 0 else near_chunks[1]])
         by_n = {c.n: c for c in pool} if rank == 0 and section_chunks[0] else {}
+        openings = _openings(by_n, opened[: section_chunks[0]]) if by_n else {}
         if rank == 0:
             anchored += [c.id for c in opened[:anchors]]
         for place, chunk in enumerate(opened):
             is_lead = place < lead_chunks[0 if rank == 0 else 1] or chunk.id in near
-            is_section = place < section_chunks[0 if rank == 0 else 1]
+            is_section = place < section_chunks[0 if rank == 0 else 1] or chunk.id in openings
             listed = is_lead or chunk.id in holding or len(pool) <= 1
             if not listed and not is_section:
                 continue  # none of its sentences holds a term of the question: none is shortlisted
@@ -443,7 +444,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
                     (mine if listed else apart).append(sent)
                     if is_lead:
                         lead.append(sent)
-                    if is_section and section:
+                    if is_section and section and openings.get(chunk.id, section) == section:
                         sections.setdefault(section, []).append(sent)
         if not mine and not sections:
             continue
@@ -538,15 +539,42 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
 def _carried(by_n: dict, chunk, back: int = 3) -> str:
     """The section a chunk starts in: the last section title (:func:`_section_title`) of the chunks
     before it (up to ``back`` of them; ``by_n``: the document's chunks by their number), "" when none."""
+    return _carried_from(by_n, chunk, back)[0]
+
+
+def _carried_from(by_n: dict, chunk, back: int = 3) -> tuple[str, object]:
+    """:func:`_carried`'s title, and the chunk that holds it (None when none)."""
     for n in range(chunk.n - 1, chunk.n - 1 - back, -1):
         prev = by_n.get(n)
         if prev is None:
-            return ""
+            return "", None
         for u in reversed(_units(prev.text)):
             text = u.text(prev.text)
             if (u.kind == "heading" or u.kind in sx.READABLE) and _section_title(u, text):
-                return sx.readable(text)
-    return ""
+                return sx.readable(text), prev
+    return "", None
+
+
+def _openings(by_n: dict, chunks: list) -> dict[str, str]:
+    """Where the sections begin that ``chunks`` (the section chunks) start inside of: the ids of the
+    chunks from the one holding such a section's title up to the section chunk → that title (a chunk
+    that opens with its own title starts inside no earlier section). A best section is read from its
+    title on: its first sentences say what it is ("Section 6.06 No Solicitation of Transactions. (a)
+    The Company agrees that ... shall not ... solicit"), while the chunks the question ranks best are
+    often its later provisos."""
+    out: dict[str, str] = {}
+    ids = {c.id for c in chunks}
+    for chunk in chunks:
+        units = [u for u in _units(chunk.text) if u.kind == "heading" or u.kind in sx.READABLE]
+        if not units or _section_title(units[0], units[0].text(chunk.text)):
+            continue
+        title, holder = _carried_from(by_n, chunk)
+        if holder is None:
+            continue
+        for n in range(holder.n, chunk.n):
+            if by_n[n].id not in ids:
+                out.setdefault(by_n[n].id, title)
+    return out
 
 
 def _section_title(unit: sx.Unit, text: str) -> bool:
@@ -571,7 +599,7 @@ def _sections(scorer: Scorer, question: str, sections: dict[str, list[_Sentence]
     for i in sorted(range(len(names)), key=lambda i: -got[i])[:SECTIONS]:
         under = sections[names[i]]
         out += sorted(under, key=lambda c: (-c.score, c.start))[:SECTION_UNITS]
-        first = next((c for c in under if c.title is not None), None)
+        first = next((c for c in under if c.title is not None), None) or min(under, key=lambda c: c.start)
         if first is not None:
             titled[id(first)] = float(got[i])
             out.append(first)
