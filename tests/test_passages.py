@@ -468,31 +468,37 @@ def test_the_cross_encoder_reads_a_text_met_twice_once():
 
 
 PROTECTIVE = "maud/Protective Insurance Corporation_The Progressive Corporation.txt"
+GOODRICH = "maud/Goodrich_Petroleum_Corporation_EnCap_Investments_L_P.txt"
 
 
 @pytest.fixture(scope="module")
-def merger(new_c1_env):
-    """One MAUD merger agreement of the shared legal set (268 KB, ~170 chunks)."""
+def mergers(new_c1_env):
+    """Two MAUD merger agreements of the shared legal set (~270 KB, ~170 chunks each)."""
     shared = shared_data_dir()
-    if not (shared / "legal" / "files" / PROTECTIVE).is_file():
+    if not all((shared / "legal" / "files" / name).is_file() for name in (PROTECTIVE, GOODRICH)):
         pytest.skip(f"shared test data not found at {shared}")
-    env = new_c1_env("merger")
+    env = new_c1_env("mergers")
     corpus = env.root / "corpus"
     corpus.mkdir()
     shutil.copy(shared / "legal" / "files" / PROTECTIVE, corpus / "protective.txt")
+    shutil.copy(shared / "legal" / "files" / GOODRICH, corpus / "goodrich.txt")
     done = env.run("index", corpus, "--quiet")
     assert done.rc == 0, done.stderr
     return env
 
 
-def test_a_best_section_is_read_from_its_title(merger):
+def _doc_named(corpus, name: str):
+    return next(d for d in corpus.store.manifest.all_docs() if d.path.endswith(name))
+
+
+def test_a_best_section_is_read_from_its_title(mergers):
     """Issue 19: "Where is the No-Shop Clause?" — the best-scoring title is "Section 6.06 No Solicitation
     of Transactions.", but the document's best chunks held only its later provisos (it carries over
     two chunks): its first sentence ("(a) The Company agrees that ... shall not ... solicit") was never
     read. A best section's title chunk is now read too, and its first sentence is scored."""
-    corpus = _open(merger)
+    corpus = _open(mergers)
     try:
-        doc = corpus.store.manifest.all_docs()[0]
+        doc = _doc_named(corpus, "protective.txt")
         asked = ('Consider the Acquisition Agreement between Parent "The Progressive Corporation" and Target '
                  '"Protective Insurance Corporation"; Where is the No-Shop Clause')
         chosen = choose(corpus, asked, [doc.doc_id])[doc.doc_id]
@@ -501,5 +507,24 @@ def test_a_best_section_is_read_from_its_title(merger):
         first = text.index("The Company agrees that", title)
         assert len(chosen) <= 5
         assert any(p.start <= first < p.end for p in chosen), [p.text[:60] for p in chosen]
+    finally:
+        corpus.close()
+
+
+def test_a_clause_title_is_read_under_its_sections_title(mergers):
+    """Issue 19: a sentence of "(b) Exceptions." was read (and the section's title scored) as "(b)
+    Exceptions." alone, which does not say of what; it now reads "Section 7.03 No Solicitation; Other
+    Offers. (b) Exceptions.", also in a chunk the clause carries over into."""
+    from c1.retrieval.passages import _carried
+
+    corpus = _open(mergers)
+    try:
+        doc = _doc_named(corpus, "goodrich.txt")
+        chunks = corpus.doc_chunks(doc.doc_id)
+        by_n = {c.n: c for c in chunks}
+        inside = [c for c in chunks if "(c)" in c.text and "In addition, nothing contained herein shall prevent" in c.text
+                  and "(b) Exceptions." not in c.text]
+        assert inside
+        assert _carried(by_n, inside[0]) == "Section 7.03 No Solicitation; Other Offers. (b) Exceptions."
     finally:
         corpus.close()

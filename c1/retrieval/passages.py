@@ -423,14 +423,18 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
                 continue  # none of its sentences holds a term of the question: none is shortlisted
             chunk_of[chunk.id] = chunk
             units = units_of[chunk.id] = []
-            section = _carried(by_n, chunk) if is_section else ""
+            section, _, parent = _carried_from(by_n, chunk) if is_section else ("", None, "")
             heading, title = section, None
             for u in _units(chunk.text):
                 text = u.text(chunk.text)
                 if u.kind == "heading" or u.kind in sx.READABLE and is_title(text):
                     heading = sx.readable(text)  # a title heads what follows; it is not evidence itself
                     title = chunk.start + u.start
-                    section = heading if _section_title(u, text) else ""
+                    if _section_title(u, text):
+                        parent = heading if not _clause_title(heading) else parent
+                        heading = section = _under(parent, heading)
+                    else:
+                        section = ""
                     continue
                 if u.kind not in sx.READABLE:
                     title = None
@@ -542,17 +546,44 @@ def _carried(by_n: dict, chunk, back: int = 3) -> str:
     return _carried_from(by_n, chunk, back)[0]
 
 
-def _carried_from(by_n: dict, chunk, back: int = 3) -> tuple[str, object]:
-    """:func:`_carried`'s title, and the chunk that holds it (None when none)."""
-    for n in range(chunk.n - 1, chunk.n - 1 - back, -1):
+PARENT_CHUNKS = 12
+"""How far back (in chunks) a clause title's section title is looked for: a section's clauses can
+run over many chunks ("Section 6.06 No Solicitation of Transactions." over six)."""
+
+
+def _carried_from(by_n: dict, chunk, back: int = 3) -> tuple[str, object, str]:
+    """:func:`_carried`'s title (under its section's title, within ``PARENT_CHUNKS`` before it:
+    :func:`_under`), the chunk that holds it (None when none), and the title a clause title after it
+    in the chunk is read under."""
+    last, holder = "", None
+    for n in range(chunk.n - 1, chunk.n - 1 - back - PARENT_CHUNKS, -1):
+        if not last and n <= chunk.n - 1 - back:
+            break
         prev = by_n.get(n)
         if prev is None:
-            return "", None
+            break
         for u in reversed(_units(prev.text)):
             text = u.text(prev.text)
             if (u.kind == "heading" or u.kind in sx.READABLE) and _section_title(u, text):
-                return sx.readable(text), prev
-    return "", None
+                name = sx.readable(text)
+                if not last:
+                    last, holder = name, prev
+                    if not _clause_title(name):
+                        return name, holder, name
+                elif not _clause_title(name):
+                    return _under(name, last), holder, name
+    return last, holder, ""
+
+
+def _clause_title(name: str) -> bool:
+    """A title of a lettered clause inside a section ("(b) Exceptions.")."""
+    return name.startswith("(")
+
+
+def _under(parent: str, name: str) -> str:
+    """A clause title as it reads: under its section's title ("Section 7.03 No Solicitation; Other
+    Offers. (b) Exceptions."): "(b) Exceptions." by itself does not say of what."""
+    return f"{parent} {name}" if parent and _clause_title(name) else name
 
 
 def _openings(by_n: dict, chunks: list) -> dict[str, str]:
@@ -568,7 +599,7 @@ def _openings(by_n: dict, chunks: list) -> dict[str, str]:
         units = [u for u in _units(chunk.text) if u.kind == "heading" or u.kind in sx.READABLE]
         if not units or _section_title(units[0], units[0].text(chunk.text)):
             continue
-        title, holder = _carried_from(by_n, chunk)
+        title, holder, _ = _carried_from(by_n, chunk)
         if holder is None:
             continue
         for n in range(holder.n, chunk.n):
