@@ -528,3 +528,40 @@ def test_a_clause_title_is_read_under_its_sections_title(mergers):
         assert _carried(by_n, inside[0]) == "Section 7.03 No Solicitation; Other Offers. (b) Exceptions."
     finally:
         corpus.close()
+
+
+MAINTENANCE = "cuad/UAGHINC_04_14_2004-EX-10.18-MAINTENANCE AGREEMENT.txt"
+
+
+@pytest.fixture(scope="module")
+def maintenance(new_c1_env):
+    """One CUAD contract of the shared legal set whose section titles are not numbered."""
+    shared = shared_data_dir()
+    if not (shared / "legal" / "files" / MAINTENANCE).is_file():
+        pytest.skip(f"shared test data not found at {shared}")
+    env = new_c1_env("maintenance")
+    corpus = env.root / "corpus"
+    corpus.mkdir()
+    shutil.copy(shared / "legal" / "files" / MAINTENANCE, corpus / "maintenance.txt")
+    done = env.run("index", corpus, "--quiet")
+    assert done.rc == 0, done.stderr
+    return env
+
+
+def test_a_passage_does_not_end_on_a_lead_in(maintenance):
+    """Issue 19: "What is the governing law?" — the passage handed over was the line "Governing Law;
+    Submission To Jurisdiction; Venue." alone (unnumbered, so not taken for a title); the clause after
+    it ("THIS AGREEMENT ... SHALL BE ... GOVERNED BY THE SUBSTANTIVE LAWS OF THE STATE OF DELAWARE")
+    was not. A passage ending on a line that reads as a title, or on a colon, takes the sentence after it."""
+    corpus = _open(maintenance)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        asked = ("Consider the Maintenance Agreement between Universal Access, Inc. and CityNet Telecommunications, "
+                 "Inc.; What is the governing law for this contract?")
+        chosen = choose(corpus, asked, [doc.doc_id])[doc.doc_id]
+        text = Path(doc.path).read_text(encoding="utf-8")
+        clause = text.index("GOVERNED BY THE SUBSTANTIVE LAWS OF THE STATE OF DELAWARE")
+        assert len(chosen) <= 5
+        assert any(p.start <= clause < p.end for p in chosen), [p.text[:60] for p in chosen]
+    finally:
+        corpus.close()

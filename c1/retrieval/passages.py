@@ -299,7 +299,13 @@ def is_title(text: str) -> bool:
     m = _NUMBERED_TITLE.match(text)
     if not m:
         return False
-    rest = text[m.end() - 1:].strip().rstrip(".:;")
+    return _titled(text[m.end() - 1:])
+
+
+def _titled(rest: str) -> bool:
+    """Words that read as a title: at most ``TITLE_WORDS``, those that are not small ones capitalised,
+    no sentence inside."""
+    rest = rest.strip().rstrip(".:;")
     words = re.findall(r"[A-Za-z][\w'’-]*", rest)
     if not words or len(rest.split()) > TITLE_WORDS or re.search(r"[.!?]\s", rest):
         return False
@@ -522,6 +528,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
         if page is not None and sum(1 for p in mine if p.page == page) >= per_page:
             continue
         first, last = _grow(units_of[c.chunk_id], c.index, keep * c.score, window)
+        last = _past_lead_in(units_of[c.chunk_id], first, last, window)
         lo, hi = first.start, last.end
         if first.title is not None and hi - first.title <= window:
             lo = first.title  # a section's first sentence with its title
@@ -659,6 +666,18 @@ def _grow(units: list[_Sentence], i: int, floor: float, window: int) -> tuple[_S
         if not options:
             return units[lo], units[hi]
         _, lo, hi = max(options)
+
+
+def _past_lead_in(units: list[_Sentence], first: _Sentence, last: _Sentence, window: int) -> _Sentence:
+    """A passage does not end on a lead-in: a line that reads as a title ("Governing Law; Submission To
+    Jurisdiction; Venue.", unnumbered, so not taken for one) or a sentence ending in a colon ("Subject to
+    the provisions of this Agreement, as of the Effective Date:"). What it introduces is the clause:
+    the sentence after it joins, while the passage spans at most ``window`` characters."""
+    i = last.index
+    while (_titled(units[i].text) or units[i].text.rstrip().endswith(":")) and i + 1 < len(units) \
+            and units[i + 1].end - first.start <= window:
+        i += 1
+    return units[i]
 
 
 def _count(text: str) -> int:
