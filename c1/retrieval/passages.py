@@ -14,15 +14,17 @@ a clause, a row, a sentence. For the returned documents (in rank order):
    (``(question, [texts]) -> scores`` in [0, 1]): the cross-encoder where the corpus re-ranks a
    document's chunks, else terms and the embedder's cosine (:class:`TermDenseScorer`). With them, the
    sentences of the sections whose numbered titles ("10. LIMITATION ON LIABILITY.", in the first
-   document's best ``SECTION_CHUNKS``) score best by themselves: a clause that shares no word with
-   the question reaches the scorer through its title. Each sentence is read under the last heading
-   or title before it; a title is not evidence itself, but a passage from its section's first
-   sentence starts at it;
+   document's best ``SECTION_CHUNKS``; a clause title under its section's: :func:`_under`) score best
+   by themselves: a clause that shares no word with the question reaches the scorer through its
+   title, and a section is read from its title on (:func:`_openings`). Each sentence is read under
+   the last heading or title before it; a title is not evidence itself, but a passage from its
+   section's first sentence starts at it;
 3. the best sentence of each of the first document's best ``ANCHORS`` chunks is taken first (the
    likeliest pages each give one), then sentences are taken best first, each weighted by its
    document's confidence relative to the first document's: each grows into a passage with its neighbours that score nearly as well (up to
    ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document (the
-   first document's best five; another's only near the best: ``KEEP``), until the budget
+   first document's best five; another's only near the best: ``KEEP``; none ending on a lead-in:
+   :func:`_past_lead_in`), until the budget
    (``--evidence-tokens``) is spent. The first document is scored first: a document after it whose
    relative confidence is under ``KEEP`` of the best weighted score yet could keep nothing (a score is
    at most 1), and is not scored at all (the cross-encoder's pairs are most of the passages' time).
@@ -559,9 +561,9 @@ run over many chunks ("Section 6.06 No Solicitation of Transactions." over six).
 
 
 def _carried_from(by_n: dict, chunk, back: int = 3) -> tuple[str, object, str]:
-    """:func:`_carried`'s title (under its section's title, within ``PARENT_CHUNKS`` before it:
-    :func:`_under`), the chunk that holds it (None when none), and the title a clause title after it
-    in the chunk is read under."""
+    """:func:`_carried`'s title (a clause title under its section's, looked for up to
+    ``PARENT_CHUNKS`` chunks further back: :func:`_under`), the chunk that holds it (None when none),
+    and the title a clause title after it in the chunk is read under."""
     last, holder = "", None
     for n in range(chunk.n - 1, chunk.n - 1 - back - PARENT_CHUNKS, -1):
         if not last and n <= chunk.n - 1 - back:
