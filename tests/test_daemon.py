@@ -534,6 +534,7 @@ def test_a_fresh_resident_process_searches_the_snapshot_its_predecessor_wrote_wi
         first = answered(env, "search", QUESTIONS[0], "--json", "-k", "3").json()
         pid = ping(env.env)["pid"]
         assert "chromadb" not in Path(f"/proc/{pid}/maps").read_text(), "the fresh process loaded Chroma"
+        assert b"OPENBLAS_NUM_THREADS=1\0" in Path(f"/proc/{pid}/environ").read_bytes()  # c1.one_blas_thread
         flat.snapshot_path(settings).unlink()
         here = c1(env, "search", QUESTIONS[0], "--json", "-k", "3", daemon=False).json()  # reads Chroma
         assert [d["id"] for d in first["documents"]] == [d["id"] for d in here["documents"]]
