@@ -74,9 +74,9 @@ class FlatVectors:
 
         self.ids = ids
         self._rows = {cid: i for i, cid in enumerate(ids)}
-        self._raw = matrix
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        self._unit = matrix / np.where(norms > 0, norms, 1.0)
+        self._norms = np.where(norms > 0, norms, 1.0)
+        self._unit = matrix / self._norms  # one copy in memory: a stored vector is its unit row × its norm
         self.collection = collection
         self.where = where
         self.embedder_label = embedder_label
@@ -106,7 +106,8 @@ class FlatVectors:
         return [(self.ids[i], float(sims[i])) for i in top]
 
     def vectors(self, ids: list[str]) -> dict[str, "np.ndarray"]:
-        return {cid: self._raw[self._rows[cid]] for cid in ids if cid in self._rows}
+        rows = {cid: self._rows[cid] for cid in ids if cid in self._rows}
+        return {cid: self._unit[r] * self._norms[r] for cid, r in rows.items()}
 
 
 def load(settings: "Settings", mark: tuple | None, embedder_label: str) -> FlatVectors | None:
