@@ -1,6 +1,6 @@
 """The sentence splitter (c1/retrieval/sentences.py): a pure function over text, checked by hand."""
 
-from c1.retrieval.sentences import readable, row_with_header, split
+from c1.retrieval.sentences import is_row, line_kind, readable, row_with_header, split
 
 
 def _units(text):
@@ -67,6 +67,18 @@ def test_table_rows_stand_alone_and_read_with_their_column_names():
     assert row_with_header(labelled, split(labelled), 0) == labelled
     filing = "CONSOLIDATED BALANCE SHEETS\nCash and cash equivalents........ $ 876,560 $ 1,117,400\nTotal current liabilities 2,213,556 2,494,435"
     assert [u.kind for u in split(filing)] == ["heading", "row", "row"]
+
+
+def test_is_row_says_of_a_line_what_line_kind_says_of_a_row():
+    """Issue 19: a filing's table pages are found line by line (c1/retrieval/passages.table_pages) with
+    ``is_row``, which must agree with ``line_kind`` on rows and on everything else."""
+    lines = ["CONSOLIDATED STATEMENTS OF CASH FLOWS", "Net cash provided by operating activities 1,426 1,383 1,386",
+             "Capital expenditures (1,822) (1,654) (1,586)", "Effective tax rate 21.0% 19.5%", "Region | Sales | Year",
+             "West\t1,200\t2020", "| a | b |", "In 2020, cash flows provided by financing activities increased $626 million.",
+             "84", "December 31, 2020", "Table of Contents", "", "Total 12 | see note.", "Dividends paid (385) (362)"]
+    for line in lines:
+        assert is_row(line) == (line_kind(line) == "row"), line
+    assert sum(is_row(line) for line in lines) >= 6
 
 
 def test_an_overlong_run_is_cut_at_a_word():

@@ -126,6 +126,18 @@ def line_kind(line: str) -> str:
     return "text"
 
 
+def is_row(line: str) -> bool:
+    """A line of a table by itself (what :func:`line_kind` calls a row: cells split by ``|`` or tabs,
+    or a label with two or more figures after it), without the other kinds' tests."""
+    s = line.strip()
+    if "|" not in s and "\t" not in line and not (s and (s[-1].isdigit() or s[-1] in ")%")):
+        return False  # no cell and no figure at its end: no row (the regular expressions are most of the time)
+    if _CELLS.search(line) and (s.count("|") + line.count("\t") >= 1 and not _END.search(s + " ")
+                                or s.count("|") >= 2 or line.count("\t") >= 2):
+        return True
+    return bool(_NUMBERS_ROW.match(s)) and len(s) <= 200
+
+
 def _contact(s: str) -> bool:
     """A signature's contact line: short, a mail address or a telephone number in it, no sentence end."""
     return (len(s) <= CONTACT_LINE and bool(_ADDRESS.search(s) or _PHONE.search(s)) and len(s.split()) <= 8
