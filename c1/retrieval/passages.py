@@ -98,7 +98,7 @@ most of the question's terms) among the document's table pages. A figure asked a
 statement ("Consolidated Statements of Cash Flows") whose title, not its row, says what it is: the
 chunks of such a page rank low against a question (numbers, few words), and the sentences that hold
 the question's terms best are prose elsewhere (MD&A, notes)."""
-PAGE_ROWS = 4
+PAGE_ROWS = 2
 """Rows of each of those pages that join the scored sentences (those holding most of the question's
 terms, then the page's first)."""
 TABLE_ROWS = 5
@@ -431,7 +431,7 @@ def table_pages(doc, chunks: list) -> list[TablePage]:
     out = []
     for page, got in sorted(lines.items()):
         rows = [(start, end, line) for start, end, line, row in got if row]
-        if len(rows) < TABLE_ROWS or 2 * len(rows) < len(got):
+        if len(rows) < TABLE_ROWS or 2 * sum(len(r[2]) for r in rows) < sum(len(ln[2]) for ln in got):
             continue
         title = " ".join(ln for ln in tops[page] if counts[ln] < running and not re.fullmatch(r"[\divxlcIVXLC]+", ln))
         out.append(TablePage(page, " ".join(sx.readable(title).split())[:HEADING_CHARS], rows))
