@@ -535,3 +535,45 @@ def test_a_figure_on_a_statement_page_is_among_the_passages(adobe):
         assert re.search(r"\d", row.text) and row.why, "a statement's row, shown with its figures"
     finally:
         corpus.close()
+
+
+MGM = "financebench/pdfs/MGMRESORTS_2018_10K.pdf"
+
+
+@pytest.fixture(scope="module")
+def mgm(new_c1_env):
+    """Pages 55-60 of MGM Resorts' 2018 10-K, whose PDF text breaks each statement's title one word a
+    line ("MGM\\nRESORTS\\nINTERNATIONAL\\n…\\nBALANCE\\nSHEETS"): page 57 the balance sheets."""
+    import pypdf
+
+    shared = shared_data_dir()
+    if not (shared / MGM).is_file():
+        pytest.skip(f"shared test data not found at {shared}")
+    env = new_c1_env("mgm")
+    corpus = env.root / "corpus"
+    corpus.mkdir()
+    reader, writer = pypdf.PdfReader(shared / MGM), pypdf.PdfWriter()
+    for page in reader.pages[54:60]:
+        writer.add_page(page)
+    with open(corpus / "MGMRESORTS_2018_10K_pages_55-60.pdf", "wb") as f:
+        writer.write(f)
+    done = env.run("index", corpus, "--quiet")
+    assert done.rc == 0, done.stderr
+    return env
+
+
+@pytest.mark.slow
+def test_a_statement_whose_title_is_one_word_a_line_is_a_table_page(mgm):
+    """Issue 19: a table page is one whose rows hold at least half of its text — not half of its lines,
+    which a title broken one word a line outnumbers (MGM's balance sheet was no table page)."""
+    from c1.retrieval.passages import table_pages
+
+    corpus = _open(mgm)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        pages = {p.page: p for p in table_pages(doc, corpus.doc_chunks(doc.doc_id))}
+        balance = pages[57 - 54]
+        assert "BALANCE SHEETS" in balance.title  # "CONSOLIDATED" tops 3 of these 6 pages: a running line here
+        assert any(r[2].startswith("Accounts payable") for r in balance.rows)
+    finally:
+        corpus.close()

@@ -18,8 +18,10 @@ a clause, a row, a sentence. For the returned documents (in rank order):
    the question reaches the scorer through its title. Each sentence is read under the last heading
    or title before it; a title is not evidence itself, but a passage from its section's first
    sentence starts at it;
-3. the best sentence of each of the first document's best ``ANCHORS`` chunks is taken first (the
-   likeliest pages each give one), then sentences are taken best first, each weighted by its
+3. the best row of each of the first document's best ``TABLE_PAGES`` table pages (:func:`table_pages`,
+   :func:`best_table_pages`: a statement's rows, read under its title, join the scored sentences), and
+   the best sentence of each of its best ``ANCHORS`` chunks, are taken first (the likeliest pages each
+   give one), then sentences are taken best first, each weighted by its
    document's confidence relative to the first document's: each grows into a passage with its neighbours that score nearly as well (up to
    ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document (the
    first document's best five; another's only near the best: ``KEEP``), until the budget
@@ -99,11 +101,12 @@ statement ("Consolidated Statements of Cash Flows") whose title, not its row, sa
 chunks of such a page rank low against a question (numbers, few words), and the sentences that hold
 the question's terms best are prose elsewhere (MD&A, notes)."""
 PAGE_ROWS = 2
-"""Rows of each of those pages that join the scored sentences (those holding most of the question's
-terms, then the page's first)."""
+"""Rows of each of those pages that join the scored sentences: those it was scored with (holding most
+of the question's terms, then the page's first; 4: the same pages found, more pairs)."""
 TABLE_ROWS = 5
-"""A page is a table page when at least this many of its lines, and at least half of them, are table
-rows (a statement, a schedule; not a page of prose with a table in it)."""
+"""A page is a table page when at least this many of its lines are table rows and they hold at least
+half of its text (a statement, a schedule; not a page of prose with a table in it). Half of its text,
+not of its lines: a PDF may break a statement's title one word a line ("MGM\nRESORTS\n...")."""
 
 HEADING_CHARS = 120
 PAIR_CHARS = 560
