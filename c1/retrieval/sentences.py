@@ -311,12 +311,15 @@ def readable(text: str) -> str:
 
 def row_with_header(text: str, units: list[Unit], i: int) -> str:
     """A table row as a person reads it: with its column names. A row whose cells are already
-    labelled (``Region: West | Sales: 1,200``) is itself; otherwise the first row of its table
-    (the run of rows it belongs to) names the columns."""
+    labelled (``Region: West | Sales: 1,200``) is itself; a row of one cell (a label and its figures,
+    as a PDF's text gives a statement's row) is read with the years above it (:func:`with_years`), or
+    alone; otherwise the first row of its table (the run of rows it belongs to) names the columns."""
     row = units[i].text(text)
     cells = [c.strip() for c in re.split(r"\s\|\s|\t|\|", row) if c.strip()]
     if not cells or all(":" in c for c in cells):
         return readable(row)
+    if len(cells) == 1:  # a PDF's row: a label and its figures, the columns named by the years above
+        return with_years(text, units, i) or readable(row)
     j = i
     while j > 0 and units[j - 1].kind == "row" and "\n\n" not in text[units[j - 1].end : units[j].start]:
         j -= 1
@@ -326,3 +329,31 @@ def row_with_header(text: str, units: list[Unit], i: int) -> str:
     if len(names) != len(cells):
         return readable(units[j].text(text) + " — " + row)
     return readable(" | ".join(f"{n}: {c}" if n and n != c else c for n, c in zip(names, cells)))
+
+
+_FIGURE = r"(?:[$€£]\s?)?\(?\d[\d,.]*\)?%?|[—–]"
+_FIGURES = re.compile(rf"(?:\s+(?:{_FIGURE}))+\s*$")
+_YEARS = re.compile(r"(?:(?<!\S)(?:19|20)\d{2}(?!\S)\s*)+$")
+YEARS_BACK = 60
+"""Units above a row searched for the line that names its columns."""
+
+
+def with_years(text: str, units: list[Unit], i: int) -> str | None:
+    """A row of one cell ("Accounts payable $ 302,578 $ 255,028") with its columns named by the
+    nearest line above it, within ``YEARS_BACK`` units, that ends in as many years as the row has
+    figures ("December 31, 2018 2017"): "Accounts payable — 2018: $ 302,578 | 2017: $ 255,028"; None
+    when there is no such line (a column of changes, of percentages: the row is shown alone)."""
+    row = readable(units[i].text(text))
+    m = _FIGURES.search(" " + row)
+    if not m:
+        return None
+    figures = re.findall(_FIGURE, m.group())
+    label = row[: max(0, m.start() - 1)].strip()
+    if len(figures) < 2 or not label:
+        return None
+    for j in range(i - 1, max(-1, i - 1 - YEARS_BACK), -1):
+        for line in reversed(units[j].text(text).split("\n")):
+            years = _YEARS.search(line.strip())
+            if years and len(years.group().split()) == len(figures):
+                return f"{label} — " + " | ".join(f"{y}: {f}" for y, f in zip(years.group().split(), figures))
+    return None
