@@ -83,6 +83,7 @@ def test_a_pdf_row_reads_with_the_years_that_name_its_columns():
     assert "Other current assets — 2018: 4,581 | 2017: 945" in shown
     assert shown[-1] == "Pharmacy 134,128 130,596 2.7%", "three figures, two years: no column names"
     assert with_years(text, units, rows[-1]) is None
+    assert with_years(text, units, rows[0]) is None, "the years' own line names nothing"
     lone = "Net sales 65,984 67,044 65,398"
     assert row_with_header(lone, split(lone), 0) == lone
 

@@ -387,7 +387,7 @@ def evidence_units(text: str) -> list[sx.Unit]:
 
 @dataclass
 class TablePage:
-    """A page of a document whose readable units are mostly table rows (``TABLE_ROWS``)."""
+    """A page of a document whose table rows hold at least half of its text (``TABLE_ROWS``)."""
     page: int
     title: str
     """What the page says before its first row, without the lines that top many of the document's pages

@@ -349,8 +349,8 @@ def with_years(text: str, units: list[Unit], i: int) -> str | None:
         return None
     figures = re.findall(_FIGURE, m.group())
     label = row[: max(0, m.start() - 1)].strip()
-    if len(figures) < 2 or not label:
-        return None
+    if len(figures) < 2 or not label or _YEARS.fullmatch(" ".join(figures)):
+        return None  # no figures to name, or the line that names the columns itself
     for j in range(i - 1, max(-1, i - 1 - YEARS_BACK), -1):
         for line in reversed(units[j].text(text).split("\n")):
             years = _YEARS.search(line.strip())
