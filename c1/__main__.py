@@ -6,6 +6,9 @@ import sys
 
 
 def run() -> None:
+    from c1 import one_blas_thread
+
+    one_blas_thread()
     try:
         from c1.cli import main
     except KeyboardInterrupt:

@@ -515,6 +515,34 @@ def test_index_leaves_the_resident_process_started_and_warm(new_c1_env):
         stop(env.env)
 
 
+def test_a_fresh_resident_process_searches_the_snapshot_its_predecessor_wrote_without_chroma(new_c1_env):
+    """After `c1 index`, the resident process writes the collection's vector snapshot (c1/store/flat.py); the
+    next one started for the home answers from it with Chroma never loaded, and prints what an in-process
+    search reading Chroma prints."""
+    from c1.store import flat
+
+    env = new_c1_env("snapshot")
+    env.corpus = env.root / "corpus"
+    env.corpus.mkdir()
+    write_jsonl(env.corpus / "paragraphs.jsonl", hotpot_paragraphs(_shared(), 3))
+    settings = settings_of(env.env)
+    try:
+        assert c1(env, "index", env.corpus, "--quiet").rc == 0
+        wait_logged(env.env, "wrote the vector snapshot of 'default'", ping(env.env)["pid"])
+        assert flat.fresh(settings)
+        stop(env.env)
+        first = answered(env, "search", QUESTIONS[0], "--json", "-k", "3").json()
+        pid = ping(env.env)["pid"]
+        assert "chromadb" not in Path(f"/proc/{pid}/maps").read_text(), "the fresh process loaded Chroma"
+        assert b"OPENBLAS_NUM_THREADS=1\0" in Path(f"/proc/{pid}/environ").read_bytes()  # c1.one_blas_thread
+        flat.snapshot_path(settings).unlink()
+        here = c1(env, "search", QUESTIONS[0], "--json", "-k", "3", daemon=False).json()  # reads Chroma
+        assert [d["id"] for d in first["documents"]] == [d["id"] for d in here["documents"]]
+        assert first["documents"]
+    finally:
+        stop(env.env)
+
+
 def test_index_without_the_daemon_starts_nothing(new_c1_env):
     env = new_c1_env("cold-index")
     env.corpus = env.root / "corpus"

@@ -1,6 +1,6 @@
 """The sentence splitter (c1/retrieval/sentences.py): a pure function over text, checked by hand."""
 
-from c1.retrieval.sentences import readable, row_with_header, split
+from c1.retrieval.sentences import is_row, line_kind, readable, row_with_header, split, with_years
 
 
 def _units(text):
@@ -67,6 +67,37 @@ def test_table_rows_stand_alone_and_read_with_their_column_names():
     assert row_with_header(labelled, split(labelled), 0) == labelled
     filing = "CONSOLIDATED BALANCE SHEETS\nCash and cash equivalents........ $ 876,560 $ 1,117,400\nTotal current liabilities 2,213,556 2,494,435"
     assert [u.kind for u in split(filing)] == ["heading", "row", "row"]
+
+
+def test_a_pdf_row_reads_with_the_years_that_name_its_columns():
+    """Issue 19, goal 3: a statement's row as a PDF gives it (a label and its figures, one cell) was
+    shown glued to the first row of its run ("Cash and cash equivalents $ 4,059 $ 1,696: Other current
+    assets 4,581 945"); it now reads with the years above it, or alone where no line names its columns."""
+    text = ("Consolidated Balance Sheets\nAt December 31,\nIn millions, except per share amounts 2018 2017\n"
+            "Assets:\nCash and cash equivalents $ 4,059 $ 1,696\nOther current assets 4,581 945\n"
+            "Revenues by segment 2018 2017 Change\nPharmacy 134,128 130,596 2.7%")
+    units = split(text)
+    rows = [i for i, u in enumerate(units) if u.kind == "row"]
+    shown = [row_with_header(text, units, i) for i in rows]
+    assert "Cash and cash equivalents — 2018: $ 4,059 | 2017: $ 1,696" in shown
+    assert "Other current assets — 2018: 4,581 | 2017: 945" in shown
+    assert shown[-1] == "Pharmacy 134,128 130,596 2.7%", "three figures, two years: no column names"
+    assert with_years(text, units, rows[-1]) is None
+    assert with_years(text, units, rows[0]) is None, "the years' own line names nothing"
+    lone = "Net sales 65,984 67,044 65,398"
+    assert row_with_header(lone, split(lone), 0) == lone
+
+
+def test_is_row_says_of_a_line_what_line_kind_says_of_a_row():
+    """Issue 19: a filing's table pages are found line by line (c1/retrieval/passages.table_pages) with
+    ``is_row``, which must agree with ``line_kind`` on rows and on everything else."""
+    lines = ["CONSOLIDATED STATEMENTS OF CASH FLOWS", "Net cash provided by operating activities 1,426 1,383 1,386",
+             "Capital expenditures (1,822) (1,654) (1,586)", "Effective tax rate 21.0% 19.5%", "Region | Sales | Year",
+             "West\t1,200\t2020", "| a | b |", "In 2020, cash flows provided by financing activities increased $626 million.",
+             "84", "December 31, 2020", "Table of Contents", "", "Total 12 | see note.", "Dividends paid (385) (362)"]
+    for line in lines:
+        assert is_row(line) == (line_kind(line) == "row"), line
+    assert sum(is_row(line) for line in lines) >= 6
 
 
 def test_an_overlong_run_is_cut_at_a_word():

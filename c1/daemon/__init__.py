@@ -19,7 +19,9 @@ Rules: started on demand — by the first ``c1 search`` or ``c1 status``, or by 
 (once committed, it has the resident process open the collection and run one search on it, so that
 the user's next search is answered warm; ``--watch`` asks again every ``daemon_idle / 2`` seconds,
 so it does not idle out while watching: :func:`c1.daemon.client.kept_warm`); it loads the models (the
-ONNX sessions, the o200k encoding) in a second thread while its first imports chromadb; exits after
+ONNX sessions, the o200k encoding) in a second thread while its first imports the rest; once it has
+answered, it writes the collection's vector snapshot (:mod:`c1.store.flat`), so that the next fresh
+process of the home searches it without importing chromadb at all (0.6 CPU s of its start); exits after
 ``daemon_idle`` seconds without a request (default 300),
 when its socket is removed or replaced, or when a client of another build asks (version mismatch:
 the new client starts a fresh one); answers only for the home it was started for; sees a re-index

@@ -133,6 +133,8 @@ class Resident:
 
         missing = False
         for name in WARM_IMPORTS:
+            if name == "chromadb" and self._reads_snapshot():
+                continue  # imported (one thread at a time) by the first request that opens Chroma, if any
             try:
                 importlib.import_module(name)
             except Exception as exc:  # an optional library missing: the request that needs it reports it
@@ -143,6 +145,24 @@ class Resident:
                     self.loaded.set()
                 else:
                     threading.Thread(target=self._load, name="c1-daemon-load", daemon=True).start()
+
+    def _reads_snapshot(self) -> bool:
+        """Whether the home's default collection will be searched from its vector snapshot (c1/store/flat.py)."""
+        try:
+            from c1.config import load_settings
+            from c1.store.flat import fresh
+
+            return fresh(load_settings().with_flags(home=self.home))
+        except Exception:  # noqa: BLE001 - a config error is the request's to report
+            return False
+
+    def _snapshot(self, corpus) -> None:
+        """After an answer: the vector snapshot a fresh process of this home searches without Chroma."""
+        try:
+            if corpus.snapshot_vectors():
+                log(f"wrote the vector snapshot of {corpus.settings.collection!r}")
+        except Exception as exc:  # noqa: BLE001 - only a cache: searches read Chroma instead
+            log(f"no vector snapshot of {corpus.settings.collection!r}: {type(exc).__name__}: {exc}")
 
     def _load(self) -> None:
         """The models of a search of this home's default collection (:func:`c1.service.load_models`)."""
@@ -234,7 +254,8 @@ class Resident:
 
         on_event = (lambda e: send({"type": "event", "event": e.to_json()})) if request.get("events") else None
         try:
-            result = search_here(settings, request["query"], on_open, on_event, corpus=self.corpora.get(settings, refresh=True))
+            corpus = self.corpora.get(settings, refresh=True)
+            result = search_here(settings, request["query"], on_open, on_event, corpus=corpus)
         except C1Error as exc:
             send({"type": "error", "message": str(exc), "code": exc.code})
             return
@@ -242,6 +263,7 @@ class Resident:
         if request.get("trajectories"):
             reply["trajectories"] = result.trajectories
         send(reply)
+        threading.Thread(target=self._snapshot, args=(corpus,), name="c1-daemon-snapshot", daemon=True).start()
 
     def _warm_collection(self, request: dict, send) -> None:
         """``c1 index`` asks: as it starts, with no settings (being started is all: the collection may be
@@ -269,6 +291,7 @@ class Resident:
             started = time.monotonic()
             search_here(settings, "warm up", lambda *said: None, corpus=corpus)
             log(f"warm-up: a first search of {settings.collection!r} took {time.monotonic() - started:.2f} s")
+        self._snapshot(corpus)  # before the reply: the sender has gone on, its socket may be closed
         send({"type": "warmed", "opened": True})
 
     def _status_rows(self, request: dict, send) -> None:

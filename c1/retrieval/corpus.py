@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from c1.retrieval.fusion import RRF_K, rrf
 from c1.config import Settings
 from c1.store.embedders import Embedder, EmbedderError, embedder_for
+from c1.store.flat import vector_mark
 from c1.store.manifest import Chunk, DocRecord
 from c1.errors import C1Error
 from c1.retrieval.terms import content_terms, coverage
@@ -111,9 +112,10 @@ class Corpus:
     def _open(self, vectors=None) -> None:
         from c1.store.collection import open_store
 
-        mark = _vector_mark(self.settings)  # before the store is read: a write after it changes the mark
-        store = open_store(self.settings, self.embedder, create=False, vectors=vectors)
+        mark = vector_mark(self.settings)  # before the store is read: a write after it changes the mark
+        store = open_store(self.settings, self.embedder, create=False, vectors=vectors, flat_mark=mark)
         self._vectors_mark = None if store.readonly else mark
+        self._snapshot_mark = None
         counts = store.manifest.counts()
         if counts["chunks"] == 0:
             store.close()
@@ -170,7 +172,7 @@ class Corpus:
                 return False
             old = self.store
             kept = None
-            if same_file and self._vectors_mark is not None and _vector_mark(self.settings) == self._vectors_mark:
+            if same_file and self._vectors_mark is not None and vector_mark(self.settings) == self._vectors_mark:
                 kept = old.vectors  # only the manifest and the lexical index changed (the keyword phase of
                 # `c1 index`): no new Chroma client, no HNSW index read again; what this client holds is what
                 # a fresh one would read. An embedder change (--rebuild) writes vectors: not this path.
@@ -210,6 +212,20 @@ class Corpus:
                 retired = last and store is not self.store
             if retired:
                 store.close()
+
+    def snapshot_vectors(self) -> bool:
+        """Write the snapshot that lets a fresh reader search this collection without Chroma
+        (:mod:`c1.store.flat`), once per state of the store, when it is fully embedded and not already read
+        from a snapshot. The resident process calls it after answering. True when written."""
+        from c1.store import flat
+
+        with self._held() as store:
+            mark = self._vectors_mark
+            if (mark is None or mark == self._snapshot_mark or self.embedding is not None
+                    or isinstance(store.vectors, flat.FlatVectors)):
+                return False
+            self._snapshot_mark = mark
+            return flat.write(self.settings, store.vectors, mark)
 
     def close(self) -> None:
         self.store.close()
@@ -517,31 +533,6 @@ def passage_text(doc: DocRecord, chunk: Chunk) -> str:
     """What the reranker reads of a chunk: its document's title (a passage's text may not name its subject), then the text."""
     title = (doc.title or "").strip()
     return f"{title}\n{chunk.text}" if title and not chunk.text.startswith(title) else chunk.text
-
-
-def _vector_mark(settings) -> tuple | None:
-    """What changes whenever a writer changes the embedded Chroma store's vectors: every add, update or
-    delete (of any collection) takes the next number of Chroma's write log (``embeddings_queue``; each
-    segment's last applied number is kept in ``max_seq_id`` once the log is purged), a re-created
-    collection has another id, a store moved aside another file. Not the files' times: a writer that
-    only opens the store (the keyword phase of ``c1 index``) rewrites its HNSW files unchanged. None for
-    a Chroma server (always read afresh) or when the store cannot be read (then it is reopened)."""
-    import sqlite3
-
-    if settings.chroma_url:
-        return None
-    path = settings.home / "chroma" / "chroma.sqlite3"
-    try:
-        inode = os.stat(path).st_ino
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
-        try:
-            return (inode, tuple(db.execute("SELECT MAX(seq_id), COUNT(*) FROM embeddings_queue")),
-                    tuple(db.execute("SELECT segment_id, seq_id FROM max_seq_id ORDER BY segment_id")),
-                    tuple(db.execute("SELECT id, name FROM collections ORDER BY id")))
-        finally:
-            db.close()
-    except (OSError, sqlite3.Error):
-        return None
 
 
 def _file_id(path) -> tuple[int, int]:

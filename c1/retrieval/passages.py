@@ -19,8 +19,10 @@ a clause, a row, a sentence. For the returned documents (in rank order):
    title, and a section is read from its title on (:func:`_openings`). Each sentence is read under
    the last heading or title before it; a title is not evidence itself, but a passage from its
    section's first sentence starts at it;
-3. the best sentence of each of the first document's best ``ANCHORS`` chunks is taken first (the
-   likeliest pages each give one), then sentences are taken best first, each weighted by its
+3. the best row of each of the first document's best ``TABLE_PAGES`` table pages (:func:`table_pages`,
+   :func:`best_table_pages`: a statement's rows, read under its title, join the scored sentences), and
+   the best sentence of each of its best ``ANCHORS`` chunks, are taken first (the likeliest pages each
+   give one), then sentences are taken best first, each weighted by its
    document's confidence relative to the first document's: each grows into a passage with its neighbours that score nearly as well (up to
    ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document (the
    first document's best five; another's only near the best: ``KEEP``; none ending on a lead-in:
@@ -92,6 +94,21 @@ its page and heading in its indexed header) that each give their best sentence b
 taken by score: the page that holds a filing's figure is often its second or third chunk's while
 the scorer prefers a prose sentence elsewhere (FinanceBench 18: gold page among the passages 0.500
 -> 0.611; 4 anchors: 0.500, 5: 0.444; legal 60: span hit 0.733 -> 0.750)."""
+
+TABLE_PAGES = 2
+"""The first document's table pages (:func:`table_pages`) whose best rows join the scored sentences,
+read under their page's title: those that score best as a page (its title and its two rows that hold
+most of the question's terms) among the document's table pages. A figure asked about is a row of a
+statement ("Consolidated Statements of Cash Flows") whose title, not its row, says what it is: the
+chunks of such a page rank low against a question (numbers, few words), and the sentences that hold
+the question's terms best are prose elsewhere (MD&A, notes)."""
+PAGE_ROWS = 2
+"""Rows of each of those pages that join the scored sentences: those it was scored with (holding most
+of the question's terms, then the page's first; 4: the same pages found, more pairs)."""
+TABLE_ROWS = 5
+"""A page is a table page when at least this many of its lines are table rows and they hold at least
+half of its text (a statement, a schedule; not a page of prose with a table in it). Half of its text,
+not of its lines: a PDF may break a statement's title one word a line ("MGM\nRESORTS\n...")."""
 
 HEADING_CHARS = 120
 PAIR_CHARS = 560
@@ -376,6 +393,97 @@ def evidence_units(text: str) -> list[sx.Unit]:
     return [u for u in sx.split(text) if u.kind in sx.READABLE]
 
 
+@dataclass
+class TablePage:
+    """A page of a document whose table rows hold at least half of its text (``TABLE_ROWS``)."""
+    page: int
+    title: str
+    """What the page says before its first row, without the lines that top many of the document's pages
+    (a running header: "Table of Contents", the company's name) or a page number: "CONSOLIDATED BALANCE
+    SHEETS (In thousands, except par value) November 27, 2015 ...", up to ``HEADING_CHARS``."""
+    rows: list[tuple[int, int, str]]
+    """Its rows (lines): (start, end) in document offsets and their text."""
+
+
+_TABLE_PAGES: dict[tuple, list[TablePage]] = {}
+
+
+def table_pages(doc, chunks: list) -> list[TablePage]:
+    """The table pages of a document (``doc``: its record, with the page starts recorded at indexing;
+    ``chunks``: all of its chunks), in page order; none for a document without pages. Read line by
+    line (a row of a PDF's table is a line: :func:`c1.retrieval.sentences.is_row`), without splitting
+    the chunks into sentences, and cached per document."""
+    starts = (doc.meta or {}).get("page_starts") if doc is not None else None
+    if not chunks or not starts:
+        return []
+    key = (doc.doc_id, len(chunks), chunks[-1].end, chunks[0].hash, chunks[-1].hash)
+    if key in _TABLE_PAGES:
+        return _TABLE_PAGES[key]
+    offsets = [s for s, _ in starts]
+    lines: dict[int, list[tuple[int, int, str, bool]]] = {}  # page → (start, end, line, is a row), in order
+    covered = 0
+    for chunk in sorted(chunks, key=lambda c: c.start):
+        for a, b in sx.line_spans(chunk.text):
+            start, end = chunk.start + a, chunk.start + b
+            line = chunk.text[a:b].strip()
+            if start < covered or not line:
+                continue  # the overlap of consecutive chunks is read once
+            covered = end
+            page = starts[max(0, bisect.bisect_right(offsets, start) - 1)][1]
+            lines.setdefault(page, []).append((start, end, line, sx.is_row(line)))
+    tops: dict[int, list[str]] = {}
+    counts: dict[str, int] = {}
+    for page, got in lines.items():
+        first_row = next((i for i, ln in enumerate(got) if ln[3]), len(got))
+        tops[page] = [ln[2] for ln in got[:first_row]]
+        for ln in set(tops[page]):
+            counts[ln] = counts.get(ln, 0) + 1
+    running = max(3, len(lines) // 10)  # a line topping a tenth of the pages is a running header
+    out = []
+    for page, got in sorted(lines.items()):
+        rows = [(start, end, line) for start, end, line, row in got if row]
+        if len(rows) < TABLE_ROWS or 2 * sum(len(r[2]) for r in rows) < sum(len(ln[2]) for ln in got):
+            continue
+        title = " ".join(ln for ln in tops[page] if counts[ln] < running and not re.fullmatch(r"[\divxlcIVXLC]+", ln))
+        out.append(TablePage(page, " ".join(sx.readable(title).split())[:HEADING_CHARS], rows))
+    if len(_TABLE_PAGES) >= 64:
+        _TABLE_PAGES.clear()
+    _TABLE_PAGES[key] = out
+    return out
+
+
+def best_table_pages(scorer: Scorer, question: str, pages: list[TablePage], n: int = TABLE_PAGES,
+                     rows: int = PAGE_ROWS) -> list[tuple[TablePage, float, list[tuple[int, int]]]]:
+    """The ``n`` table pages that score best for ``question`` (one scorer call: each page as its title
+    and its two rows holding most of the question's terms), each with its score and the spans of its
+    ``rows`` rows holding most of those terms (BM25 among all the pages' rows), then its first."""
+    if not pages or n <= 0:
+        return []
+    texts = [r[2] for p in pages for r in p.rows]
+    lexical = TermDenseScorer().terms(question, texts)
+    picks, texts, k = [], [], 0
+    for p in pages:
+        mine = lexical[k : k + len(p.rows)]
+        k += len(p.rows)
+        order = sorted(range(len(p.rows)), key=lambda i: (-mine[i], i))
+        picks.append(order)
+        shown = [sx.readable(p.rows[i][2]) for i in sorted(order[:2])]
+        texts.append("\n".join([p.title] + shown)[:PAIR_CHARS])
+    got = scorer(question, texts)
+    best = sorted(range(len(pages)), key=lambda i: (-got[i], i))[:n]
+    return [(pages[i], float(got[i]), [pages[i].rows[j][:2] for j in picks[i][:rows]]) for i in best]
+
+
+def _page_rows(scorer: Scorer, question: str, doc, chunks: list, n: int) -> dict[int, tuple[str, int]]:
+    """Where the rows start that the ``n`` best table pages of a document give to the scored
+    sentences (:func:`best_table_pages`), each with its page's title (the heading it is read under)
+    and its page's place among them (0: the best page)."""
+    if n <= 0:
+        return {}
+    best = best_table_pages(scorer, question, table_pages(doc, chunks), n)
+    return {span[0]: (page.title, place) for place, (page, _, spans) in enumerate(best) for span in spans}
+
+
 def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVIDENCE_TOKENS,
            scorer: Scorer | None = None, count: Callable[[str], int] | None = None,
            chunks: tuple[int, int] = CHUNKS, per_doc: tuple[int, int] = PER_DOC, keep: float = KEEP,
@@ -384,7 +492,8 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
            lead_chunks: tuple[int, int] = LEAD_CHUNKS,
            seen: dict[str, list[str]] | None = None,
            near_chunks: tuple[int, int] = NEAR_CHUNKS,
-           section_chunks: tuple[int, int] = SECTION_CHUNKS, anchors: int = ANCHORS) -> dict[str, list[Passage]]:
+           section_chunks: tuple[int, int] = SECTION_CHUNKS, anchors: int = ANCHORS,
+           tables: int = TABLE_PAGES) -> dict[str, list[Passage]]:
     """Each document's passages, best first, all of them together within ``budget`` tokens (0: none).
 
     A document's readable sentences (those of its opened chunks) are ranked by their terms among
@@ -407,6 +516,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     records, chunk_of, units_of = {}, {}, {}
     titled: dict[int, float] = {}  # a best section's first sentence → its title's score
     anchored: list[str] = []  # the first document's best chunks, each of which gives its best sentence first
+    page_of_row: dict[int, int] = {}  # such a row → its page's place among them: each page's best row is taken first
     for rank, doc_id in enumerate(doc_ids):
         records[doc_id] = corpus.doc(doc_id)
         spans: set[tuple[int, int]] = set()
@@ -423,10 +533,13 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
         openings = _openings(by_n, opened[: section_chunks[0]]) if by_n else {}
         if rank == 0:
             anchored += [c.id for c in opened[:anchors]]
+        page_rows = _page_rows(scorer, within(corpus, question, doc_id), records[doc_id], pool, tables) if rank == 0 else {}
+        row_chunks = {c.id for c in opened if any(c.start <= a < c.end for a in page_rows)}
+        in_pages: list[_Sentence] = []  # the best rows of its best table pages, read under their page's title
         for place, chunk in enumerate(opened):
             is_lead = place < lead_chunks[0 if rank == 0 else 1] or chunk.id in near
             is_section = place < section_chunks[0 if rank == 0 else 1] or chunk.id in openings
-            listed = is_lead or chunk.id in holding or len(pool) <= 1
+            listed = is_lead or chunk.id in holding or len(pool) <= 1 or chunk.id in row_chunks
             if not listed and not is_section:
                 continue  # none of its sentences holds a term of the question: none is shortlisted
             chunk_of[chunk.id] = chunk
@@ -453,6 +566,11 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
                 units.append(sent)
                 if span not in spans and len(sent.text.split()) >= 3:
                     spans.add(span)
+                    row = next((r for a, r in page_rows.items() if span[0] <= a < span[1]), None)
+                    if row is not None:  # a best row of a best table page
+                        sent.heading = row[0]
+                        in_pages.append(sent)
+                        page_of_row[id(sent)] = row[1]
                     (mine if listed else apart).append(sent)
                     if is_lead:
                         lead.append(sent)
@@ -468,7 +586,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
             c.score = v
         by_terms = sorted(mine, key=lambda c: -c.score)[: shortlist[0] if rank == 0 else shortlist[1]]
         in_sections = _sections(scorer, asked_here, sections, titled)
-        picked = list({id(c): c for c in by_terms + lead + in_sections}.values())
+        picked = list({id(c): c for c in by_terms + lead + in_sections + in_pages}.values())
         mine += [c for c in apart if any(c is p for p in picked)]
         short.append((asked_here, picked))
         cands += mine
@@ -516,6 +634,12 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
         if c.chunk_id in anchored:
             first_of.setdefault(c.chunk_id, c)
     ahead = [first_of[cid] for cid in anchored if cid in first_of]
+    page_best: dict[int, _Sentence] = {}  # each best table page's best row (cands are best first)
+    for c in cands:
+        if id(c) in page_of_row:
+            page_best.setdefault(page_of_row[id(c)], c)
+    firsts = [page_best[k] for k in sorted(page_best)]
+    ahead = firsts + [c for c in ahead if all(c is not f for f in firsts)]
     for c in ahead + [c for c in cands if all(c is not a for a in ahead)]:
         if spent >= budget:
             break

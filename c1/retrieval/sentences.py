@@ -126,6 +126,18 @@ def line_kind(line: str) -> str:
     return "text"
 
 
+def is_row(line: str) -> bool:
+    """A line of a table by itself (what :func:`line_kind` calls a row: cells split by ``|`` or tabs,
+    or a label with two or more figures after it), without the other kinds' tests."""
+    s = line.strip()
+    if "|" not in s and "\t" not in line and not (s and (s[-1].isdigit() or s[-1] in ")%")):
+        return False  # no cell and no figure at its end: no row (the regular expressions are most of the time)
+    if _CELLS.search(line) and (s.count("|") + line.count("\t") >= 1 and not _END.search(s + " ")
+                                or s.count("|") >= 2 or line.count("\t") >= 2):
+        return True
+    return bool(_NUMBERS_ROW.match(s)) and len(s) <= 200
+
+
 def _contact(s: str) -> bool:
     """A signature's contact line: short, a mail address or a telephone number in it, no sentence end."""
     return (len(s) <= CONTACT_LINE and bool(_ADDRESS.search(s) or _PHONE.search(s)) and len(s.split()) <= 8
@@ -299,12 +311,15 @@ def readable(text: str) -> str:
 
 def row_with_header(text: str, units: list[Unit], i: int) -> str:
     """A table row as a person reads it: with its column names. A row whose cells are already
-    labelled (``Region: West | Sales: 1,200``) is itself; otherwise the first row of its table
-    (the run of rows it belongs to) names the columns."""
+    labelled (``Region: West | Sales: 1,200``) is itself; a row of one cell (a label and its figures,
+    as a PDF's text gives a statement's row) is read with the years above it (:func:`with_years`), or
+    alone; otherwise the first row of its table (the run of rows it belongs to) names the columns."""
     row = units[i].text(text)
     cells = [c.strip() for c in re.split(r"\s\|\s|\t|\|", row) if c.strip()]
     if not cells or all(":" in c for c in cells):
         return readable(row)
+    if len(cells) == 1:  # a PDF's row: a label and its figures, the columns named by the years above
+        return with_years(text, units, i) or readable(row)
     j = i
     while j > 0 and units[j - 1].kind == "row" and "\n\n" not in text[units[j - 1].end : units[j].start]:
         j -= 1
@@ -314,3 +329,31 @@ def row_with_header(text: str, units: list[Unit], i: int) -> str:
     if len(names) != len(cells):
         return readable(units[j].text(text) + " — " + row)
     return readable(" | ".join(f"{n}: {c}" if n and n != c else c for n, c in zip(names, cells)))
+
+
+_FIGURE = r"(?:[$€£]\s?)?\(?\d[\d,.]*\)?%?|[—–]"
+_FIGURES = re.compile(rf"(?:\s+(?:{_FIGURE}))+\s*$")
+_YEARS = re.compile(r"(?:(?<!\S)(?:19|20)\d{2}(?!\S)\s*)+$")
+YEARS_BACK = 60
+"""Units above a row searched for the line that names its columns."""
+
+
+def with_years(text: str, units: list[Unit], i: int) -> str | None:
+    """A row of one cell ("Accounts payable $ 302,578 $ 255,028") with its columns named by the
+    nearest line above it, within ``YEARS_BACK`` units, that ends in as many years as the row has
+    figures ("December 31, 2018 2017"): "Accounts payable — 2018: $ 302,578 | 2017: $ 255,028"; None
+    when there is no such line (a column of changes, of percentages: the row is shown alone)."""
+    row = readable(units[i].text(text))
+    m = _FIGURES.search(" " + row)
+    if not m:
+        return None
+    figures = re.findall(_FIGURE, m.group())
+    label = row[: max(0, m.start() - 1)].strip()
+    if len(figures) < 2 or not label or _YEARS.fullmatch(" ".join(figures)):
+        return None  # no figures to name, or the line that names the columns itself
+    for j in range(i - 1, max(-1, i - 1 - YEARS_BACK), -1):
+        for line in reversed(units[j].text(text).split("\n")):
+            years = _YEARS.search(line.strip())
+            if years and len(years.group().split()) == len(figures):
+                return f"{label} — " + " | ".join(f"{y}: {f}" for y, f in zip(years.group().split(), figures))
+    return None

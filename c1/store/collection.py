@@ -8,6 +8,7 @@ from pathlib import Path
 
 from c1.config import Settings
 from c1.errors import C1Error
+from c1.store import flat
 from c1.store.embedders import Embedder
 from c1.store.manifest import Manifest, ManifestDamaged
 
@@ -69,24 +70,27 @@ def open_manifest(settings: Settings, create: bool) -> tuple[Manifest, bool]:
 
 
 def open_store(settings: Settings, embedder: Embedder | None, create: bool, rebuild: bool = False,
-               vectors=None) -> Store:
+               vectors=None, flat_mark: tuple | None = None) -> Store:
     """Open the three parts of a collection; refuse an embedder or a Chroma store other than the
     recorded ones (the manifest would claim chunks that the other store does not hold). Without
     ``--chroma-url``, a collection indexed into a Chroma server is opened on that server.
 
     A reader (``create=False``) never writes: in a home it cannot write, Chroma and the lexical index
     are read from private copies. A writer replaces an unreadable lexical index by an empty one (the
-    run refills it) and, with ``rebuild``, moves an unreadable embedded Chroma store aside."""
+    run refills it) and, with ``rebuild``, moves an unreadable embedded Chroma store aside.
+
+    ``flat_mark``: a reader's :func:`c1.store.flat.vector_mark` of the store, taken before opening; where
+    the collection's snapshot was written at that mark, its vectors are read from it, not from Chroma."""
     manifest, readonly = open_manifest(settings, create)
     try:
-        return _open_parts(settings, manifest, embedder, create, rebuild, readonly, vectors)
+        return _open_parts(settings, manifest, embedder, create, rebuild, readonly, vectors, flat_mark)
     except BaseException:
         manifest.close()
         raise
 
 
 def _open_parts(settings: Settings, manifest: Manifest, embedder: Embedder | None, create: bool, rebuild: bool,
-                readonly: bool, kept=None) -> Store:
+                readonly: bool, kept=None, flat_mark: tuple | None = None) -> Store:
     from c1.store.vectors import StoreUnavailable, VectorStore, move_aside
 
     cdir = settings.collection_dir
@@ -115,6 +119,8 @@ def _open_parts(settings: Settings, manifest: Manifest, embedder: Embedder | Non
     try:
         if reuse:  # a reader's, whose store no writer changed since (c1.retrieval.corpus.Corpus.refresh)
             vectors = kept
+        elif not create and where == "embedded" and (snapshot := flat.load(settings, flat_mark, name or "unknown")) is not None:
+            vectors = snapshot
         else:
             vectors = VectorStore(settings.home, settings.collection, settings.chroma_url, name, create,
                                   readonly=readonly)

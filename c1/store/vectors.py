@@ -12,6 +12,7 @@ writes to its SQLite file when it opens, so a read-only store is opened from a p
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from contextlib import contextmanager
@@ -50,9 +51,21 @@ def _describe(exc: Exception) -> str:
     return text.splitlines()[0]
 
 
-def _client(home: Path, url: str | None, readonly: bool = False):
-    import chromadb
+def _chromadb():
+    """chromadb, imported by one thread at a time: a reader that searches a snapshot (c1/store/flat.py)
+    imports it only when another collection needs it, maybe beside another request's imports."""
+    with _IMPORTING:
+        import chromadb
+        import chromadb.api.client  # noqa: F401 - what fresh_clients reads
 
+    return chromadb
+
+
+_IMPORTING = threading.Lock()
+
+
+def _client(home: Path, url: str | None, readonly: bool = False):
+    chromadb = _chromadb()
     settings = chromadb.Settings(anonymized_telemetry=False)
     if url:
         parsed = urlparse(url if "://" in url else f"http://{url}")
@@ -99,7 +112,11 @@ def fresh_clients() -> None:
 
     The forgotten clients' systems are stopped once no :class:`VectorStore` uses them any more: left
     running, each held its copy of the index for good (measured: +9 MB per re-index seen by a
-    long-lived reader of the 2k-chunk HotpotQA collection, growing with the collection)."""
+    long-lived reader of the 2k-chunk HotpotQA collection, growing with the collection). Nothing to
+    forget in a process that never opened Chroma (its searches read snapshots): chromadb stays unimported."""
+    if "chromadb" not in sys.modules:
+        return
+    _chromadb()
     from chromadb.api.client import SharedSystemClient
 
     with _CLIENTS:
