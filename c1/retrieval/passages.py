@@ -763,10 +763,10 @@ def _sections(scorer: Scorer, question: str, sections: dict[str, list[_Sentence]
     for i in sorted(range(len(names)), key=lambda i: -got[i])[:SECTIONS]:
         under = sections[names[i]]
         out += sorted(under, key=lambda c: (-c.score, c.start))[:SECTION_UNITS]
+        # its first sentence: the one after its title, else (the title lies further back) the earliest read
         first = next((c for c in under if c.title is not None), None) or min(under, key=lambda c: c.start)
-        if first is not None:
-            titled[id(first)] = float(got[i])
-            out.append(first)
+        titled[id(first)] = float(got[i])
+        out.append(first)
     return out
 
 
