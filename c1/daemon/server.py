@@ -291,7 +291,9 @@ class Resident:
             started = time.monotonic()
             search_here(settings, "warm up", lambda *said: None, corpus=corpus)
             log(f"warm-up: a first search of {settings.collection!r} took {time.monotonic() - started:.2f} s")
-        self._snapshot(corpus)  # before the reply: the sender has gone on, its socket may be closed
+            # before the reply (the sender has gone on, its socket may be closed); the first time only: a
+            # watch asks after every commit, and a user's search writes the snapshot of what it changed
+            self._snapshot(corpus)
         send({"type": "warmed", "opened": True})
 
     def _status_rows(self, request: dict, send) -> None:
