@@ -20,6 +20,22 @@ PDF = "pypdf_sample_files/004-pdflatex-4-pages/pdflatex-4-pages.pdf"
 QUESTION = "Does the agreement say that confidential information may be shared with the receiving party's employees?"
 
 
+def indexed_legal(new_c1_env, name: str, files: dict[str, str]):
+    """A home with ``files`` (name in the corpus → path under the shared legal set's files/) indexed;
+    skipped when the shared data is not there."""
+    shared = shared_data_dir() / "legal" / "files"
+    if not all((shared / src).is_file() for src in files.values()):
+        pytest.skip(f"shared test data not found at {shared}")
+    env = new_c1_env(name)
+    corpus = env.root / "corpus"
+    corpus.mkdir()
+    for dest, src in files.items():
+        shutil.copy(shared / src, corpus / dest)
+    done = env.run("index", corpus, "--quiet")
+    assert done.rc == 0, done.stderr
+    return env
+
+
 @pytest.fixture(scope="module")
 def legal(new_c1_env):
     shared = shared_data_dir()
@@ -293,16 +309,7 @@ CO_BRANDING = "cuad/2ThemartComInc_19990826_10-12G_EX-10.10_6700288_EX-10.10_Co-
 @pytest.fixture(scope="module")
 def contract(new_c1_env):
     """One CUAD contract of the shared legal set, whose sections have numbered titles."""
-    shared = shared_data_dir()
-    if not (shared / "legal" / "files" / CO_BRANDING).is_file():
-        pytest.skip(f"shared test data not found at {shared}")
-    env = new_c1_env("contract")
-    corpus = env.root / "corpus"
-    corpus.mkdir()
-    shutil.copy(shared / "legal" / "files" / CO_BRANDING, corpus / "co-branding.txt")
-    done = env.run("index", corpus, "--quiet")
-    assert done.rc == 0, done.stderr
-    return env
+    return indexed_legal(new_c1_env, "contract", {"co-branding.txt": CO_BRANDING})
 
 
 def test_a_numbered_title_is_a_section_title_a_sentence_is_not():
@@ -586,17 +593,7 @@ GOODRICH = "maud/Goodrich_Petroleum_Corporation_EnCap_Investments_L_P.txt"
 @pytest.fixture(scope="module")
 def mergers(new_c1_env):
     """Two MAUD merger agreements of the shared legal set (~270 KB, ~170 chunks each)."""
-    shared = shared_data_dir()
-    if not all((shared / "legal" / "files" / name).is_file() for name in (PROTECTIVE, GOODRICH)):
-        pytest.skip(f"shared test data not found at {shared}")
-    env = new_c1_env("mergers")
-    corpus = env.root / "corpus"
-    corpus.mkdir()
-    shutil.copy(shared / "legal" / "files" / PROTECTIVE, corpus / "protective.txt")
-    shutil.copy(shared / "legal" / "files" / GOODRICH, corpus / "goodrich.txt")
-    done = env.run("index", corpus, "--quiet")
-    assert done.rc == 0, done.stderr
-    return env
+    return indexed_legal(new_c1_env, "mergers", {"protective.txt": PROTECTIVE, "goodrich.txt": GOODRICH})
 
 
 def _doc_named(corpus, name: str):
@@ -648,16 +645,7 @@ MAINTENANCE = "cuad/UAGHINC_04_14_2004-EX-10.18-MAINTENANCE AGREEMENT.txt"
 @pytest.fixture(scope="module")
 def maintenance(new_c1_env):
     """One CUAD contract of the shared legal set whose section titles are not numbered."""
-    shared = shared_data_dir()
-    if not (shared / "legal" / "files" / MAINTENANCE).is_file():
-        pytest.skip(f"shared test data not found at {shared}")
-    env = new_c1_env("maintenance")
-    corpus = env.root / "corpus"
-    corpus.mkdir()
-    shutil.copy(shared / "legal" / "files" / MAINTENANCE, corpus / "maintenance.txt")
-    done = env.run("index", corpus, "--quiet")
-    assert done.rc == 0, done.stderr
-    return env
+    return indexed_legal(new_c1_env, "maintenance", {"maintenance.txt": MAINTENANCE})
 
 
 def test_a_passage_does_not_end_on_a_lead_in(maintenance):

@@ -62,6 +62,25 @@ def _stamp(mark: tuple, collection: str, embedder_label: str) -> str:
     return json.dumps([mark, collection, embedder_label])
 
 
+def _stamped(settings: "Settings", mark: tuple | None):
+    """The collection's snapshot file opened (an ``NpzFile``, to be closed) and its stamp read, or None
+    when there is no mark or no readable snapshot."""
+    path = snapshot_path(settings)
+    if mark is None or not path.is_file():
+        return None
+    import numpy as np
+
+    try:
+        z = np.load(path, allow_pickle=False)
+    except Exception:  # noqa: BLE001 - a cut or foreign file is only a cache that is not there
+        return None
+    try:
+        return z, json.loads(str(z["stamp"]))
+    except Exception:  # noqa: BLE001 - as above
+        z.close()
+        return None
+
+
 def snapshot_path(settings: "Settings") -> Path:
     return settings.collection_dir / SNAPSHOT
 
@@ -112,21 +131,21 @@ class FlatVectors:
 
 def load(settings: "Settings", mark: tuple | None, embedder_label: str) -> FlatVectors | None:
     """The snapshot of ``settings``' collection if it was written at ``mark`` for this embedder, else None."""
-    if mark is None:
-        return None
-    path = snapshot_path(settings)
-    if not path.is_file():
-        return None
     import numpy as np
 
+    opened = _stamped(settings, mark)
+    if opened is None:
+        return None
+    z, stamp = opened
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if str(z["stamp"]) != _stamp(mark, settings.collection, embedder_label):
-                return None
-            ids = [str(i) for i in z["ids"]]
-            matrix = np.ascontiguousarray(z["vectors"], dtype=np.float32)
+        if stamp != json.loads(_stamp(mark, settings.collection, embedder_label)):
+            return None
+        ids = [str(i) for i in z["ids"]]
+        matrix = np.ascontiguousarray(z["vectors"], dtype=np.float32)
     except Exception:  # noqa: BLE001 - a cut or foreign file is only a cache that is not there
         return None
+    finally:
+        z.close()
     if matrix.ndim != 2 or len(ids) != len(matrix):
         return None
     return FlatVectors(ids, matrix, settings.collection, str(settings.home / "chroma"), embedder_label)
@@ -136,16 +155,12 @@ def fresh(settings: "Settings") -> bool:
     """Whether the collection has a snapshot written at the store's present mark (only its stamp is read):
     the resident process then need not import chromadb ahead of its first search."""
     mark = vector_mark(settings)
-    path = snapshot_path(settings)
-    if mark is None or not path.is_file():
+    opened = _stamped(settings, mark)
+    if opened is None:
         return False
-    import numpy as np
-
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return json.loads(str(z["stamp"]))[:2] == json.loads(json.dumps([mark, settings.collection]))
-    except Exception:  # noqa: BLE001 - as in load
-        return False
+    z, stamp = opened
+    z.close()
+    return stamp[:2] == json.loads(_stamp(mark, settings.collection, ""))[:2]
 
 
 def write(settings: "Settings", vectors, mark: tuple | None) -> bool:
