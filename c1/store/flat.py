@@ -10,7 +10,7 @@ reader opens Chroma as before, and the resident process writes a new snapshot af
 
 Chroma stays the store of the vectors: the snapshot is a cache that any reader may ignore and anyone
 may delete. Below :data:`FLAT_MAX` an exact scan is as fast as Chroma's query and finds what its HNSW
-graph finds, up to the graph's approximation (on 8k FinanceBench chunks, 48 of the same top 50).
+graph finds, up to the graph's approximation (on 8k FinanceBench chunks, 48.8 of the same top 50: bench/flat_vectors.py).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ if TYPE_CHECKING:
 SNAPSHOT = "vectors.npz"
 FLAT_MAX = 25_000
 """The most chunks a snapshot is written for: about where a scan costs what Chroma's HNSW query costs
-(one BLAS thread, 384 dimensions: 0.35 ms a query on 8k FinanceBench chunks against Chroma's 2.4 ms;
-random vectors: 1.2 ms at 12k, 7 ms at 50k, 14 ms at 100k, while HNSW grows with the log of the size).
+(bench/flat_vectors.py, one BLAS thread, 384 dimensions: 0.34 CPU ms a query on 8k FinanceBench chunks
+against Chroma's 2.37 ms; random vectors: 1.16 ms at 12k, 2.53 at 25k, 6.87 at 50k, 13.4 at 100k, while
+HNSW grows with the log of the size).
 A larger collection is searched through Chroma, and its first search pays chromadb's import."""
 BATCH = 4000
 
