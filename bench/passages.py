@@ -151,7 +151,6 @@ def pages_of(meta: dict, start: int, end: int, first_page) -> set[int]:
 
 def measure(q: dict, handed: list[dict], justification: tuple[str, tuple[int, int] | None] | None, count) -> dict:
     """``handed``: [{doc rank, path, meta, spans: [(start, end, page, text)]}] in document order."""
-    from c1.retrieval.passages import page_of  # noqa: F401 (same page rule as the passages)
 
     chars = gold_chars = 0
     hit = hit_top = page = False
@@ -232,6 +231,7 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
              systems: tuple[str, ...] = ("builtin", "hybrid"), options: dict | None = None,
              misses: bool = False) -> list[dict]:
     from c1.retrieval import passages as P
+    from c1.retrieval.scorers import make_scorer
     from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
 
@@ -261,7 +261,7 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
         rows.append({"system": f"hybrid-chunks{k_chunks}", "q": q["id"], **measure(q, hy, None, count)})
         for kind in scorers:
             try:
-                scorer = P.make_scorer(corpus, kind)
+                scorer = make_scorer(corpus, kind)
             except ImportError as exc:
                 print(f"scorer {kind}: not available here ({exc})", file=sys.stderr)
                 continue

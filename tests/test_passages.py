@@ -461,7 +461,7 @@ def test_a_document_too_unlikely_to_keep_a_passage_is_not_scored():
 def test_the_cross_encoder_reads_a_text_met_twice_once():
     """Issue 19, latency: each pair runs alone, so a text repeated in one call (a row a filing repeats)
     needs one pair; every copy gets its score."""
-    from c1.retrieval.passages import RerankerScorer
+    from c1.retrieval.scorers import RerankerScorer
 
     asked: list[list[str]] = []
 
@@ -509,7 +509,7 @@ def adobe(new_c1_env):
 def test_a_filings_statement_pages_are_table_pages_titled_by_their_statement(adobe):
     """Issue 19: a statement is a page of table rows whose title (what precedes its first row, less
     the lines that top many pages) says what it is; prose pages are not table pages."""
-    from c1.retrieval.passages import table_pages
+    from c1.retrieval.pages import table_pages
 
     corpus = _open(adobe)
     try:
@@ -544,6 +544,33 @@ def test_a_figure_on_a_statement_page_is_among_the_passages(adobe):
         corpus.close()
 
 
+@pytest.mark.slow
+def test_read_document_shows_the_statement_that_holds_the_figure(adobe):
+    """Issue 19, goal 5: reading a long filing shows the pages that hold the figure asked about. By its
+    chunks alone a read of these 70 pages showed MD&A prose on liquidity first and no statement page;
+    the best table pages now take turns with the best chunks' pages."""
+    from c1.agent.context import Context
+    from c1.agent.tools import Tools
+    from c1.retrieval.pages import by_page, page_of
+    from c1.retrieval.passages import rank_in_document
+
+    corpus = _open(adobe)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        statements = {59 - ADOBE_PAGES[0], 63 - ADOBE_PAGES[0]}
+        chunks = corpus.doc_chunks(doc.doc_id)
+        alone = by_page(rank_in_document(corpus, RATIO, chunks, rerank=True))
+        assert not {c.page for c, _ in alone[:6]} & statements, "by its chunks alone: no statement among the first six"
+        obs = Tools(corpus, Context(), RATIO).execute("read_document", {"doc_id": doc.doc_id})
+        shown = corpus.chunks([r.id for r in obs.refs])
+        pages = [page_of(doc, c, c.start) for c in shown]
+        assert pages[0] in statements, pages
+        assert len(shown) == len({c.id for c in shown}) and sum(r.tokens for r in obs.refs) <= 3000
+        assert {c.page for c, _ in alone[:1]} <= set(pages), "the best chunk's page is still shown, second"
+    finally:
+        corpus.close()
+
+
 MGM = "financebench/pdfs/MGMRESORTS_2018_10K.pdf"
 
 
@@ -573,7 +600,7 @@ def mgm(new_c1_env):
 def test_a_statement_whose_title_is_one_word_a_line_is_a_table_page(mgm):
     """Issue 19: a table page is one whose rows hold at least half of its text — not half of its lines,
     which a title broken one word a line outnumbers (MGM's balance sheet was no table page)."""
-    from c1.retrieval.passages import table_pages
+    from c1.retrieval.pages import table_pages
 
     corpus = _open(mgm)
     try:

@@ -89,7 +89,7 @@ def test_a_pdf_row_reads_with_the_years_that_name_its_columns():
 
 
 def test_is_row_says_of_a_line_what_line_kind_says_of_a_row():
-    """Issue 19: a filing's table pages are found line by line (c1/retrieval/passages.table_pages) with
+    """Issue 19: a filing's table pages are found line by line (c1/retrieval/pages.table_pages) with
     ``is_row``, which must agree with ``line_kind`` on rows and on everything else."""
     lines = ["CONSOLIDATED STATEMENTS OF CASH FLOWS", "Net cash provided by operating activities 1,426 1,383 1,386",
              "Capital expenditures (1,822) (1,654) (1,586)", "Effective tax rate 21.0% 19.5%", "Region | Sales | Year",

@@ -264,13 +264,19 @@ def _read(tools: Tools, doc_id, query: str):
     doc = corpus.doc(doc_id)
     if doc is None:
         return _error(f"no document {doc_id!r}; document ids are the part of a chunk id before the underscore")
-    chunks = [c for c in corpus.doc_chunks(doc_id) if c.id not in tools.context.shown]
+    every = corpus.doc_chunks(doc_id)
+    chunks = [c for c in every if c.id not in tools.context.shown]
     if not chunks:
         return Observation(f"All {doc.n_chunks} chunk(s) of {doc_id} were already shown in this run.")
-    from c1.retrieval.passages import by_page, rank_in_document
+    from c1.retrieval.pages import reading_order
+    from c1.retrieval.passages import rank_in_document, within
+    from c1.retrieval.scorers import make_scorer
 
-    # the likeliest pages first (the chunks of the page holding the figure asked about, not page 1)
-    return doc, [(c, doc, s) for c, s in by_page(rank_in_document(corpus, query, chunks, rerank=True))]
+    # the likeliest pages first (the page holding the figure asked about, not page 1): those of the best
+    # chunks taking turns with the statements whose titles and rows score best
+    ranked = rank_in_document(corpus, query, chunks, rerank=True)
+    order = reading_order(make_scorer(corpus), within(corpus, query, doc_id), doc, every, ranked)
+    return doc, [(c, doc, s) for c, s in order]
 
 
 def _show_read(tools: Tools, _doc_id, payload) -> Observation:

@@ -91,6 +91,8 @@ class Corpus:
 
     DOC_CACHE = 4096
     """Document records kept (least recently used dropped first)."""
+    PAIR_CACHE = 8192
+    """(query, text) scores the reranker gave that are kept (about 5 MB): a pair is scored once per process."""
     GREP_CACHE_CHARS = 64_000_000
     """Chunk text kept in memory for grep; a larger collection is streamed from the manifest at each grep."""
 
@@ -102,6 +104,9 @@ class Corpus:
         self._reranker = None
         self._rerank_problem: str | None = None
         self._qcache: dict[str, object] = {}
+        self._pairs: dict[tuple[str, str], float] = {}
+        """The reranker's score of a (query, text) pair already scored: a read of a filing and its passages
+        score the same table pages for the same question."""
         self._asked: dict[str, object] = {}
         self._lock = threading.Lock()
         self._users: dict[int, int] = {}
@@ -310,7 +315,16 @@ class Corpus:
         try:
             if self._reranker is None:
                 self._reranker = make_reranker(self.settings.rerank)
-            return self._reranker.score(query, texts)
+            known = self._pairs
+            got = {t: known[(query, t)] for t in texts if (query, t) in known}
+            missing = [t for t in dict.fromkeys(texts) if t not in got]
+            if missing:
+                got.update(zip(missing, self._reranker.score(query, missing)))
+                with self._lock:
+                    if len(known) + len(missing) > self.PAIR_CACHE:
+                        known.clear()
+                    known.update(((query, t), got[t]) for t in missing)
+            return [got[t] for t in texts]
         except EmbedderError as exc:  # RerankerError, or the model package missing
             if self.settings.rerank != "auto":
                 raise C1Error(str(exc)) from None

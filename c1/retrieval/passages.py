@@ -38,14 +38,14 @@ picks its justification from the chunks it holds with :func:`justify`.
 
 from __future__ import annotations
 
-import bisect
 import functools
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from c1.retrieval import sentences as sx
+from c1.retrieval.pages import TABLE_PAGES, best_table_pages, page_of, table_pages
+from c1.retrieval.scorers import HEADING_CHARS, PAIR_CHARS, Scorer, TermDenseScorer, make_scorer
 
 DEFAULT_EVIDENCE_TOKENS = 2000
 """What a downstream model is handed by default: a few passages fit its context beside its own work."""
@@ -95,28 +95,6 @@ taken by score: the page that holds a filing's figure is often its second or thi
 the scorer prefers a prose sentence elsewhere (FinanceBench 18: gold page among the passages 0.500
 -> 0.611; 4 anchors: 0.500, 5: 0.444; legal 60: span hit 0.733 -> 0.750)."""
 
-TABLE_PAGES = 2
-"""The first document's table pages (:func:`table_pages`) whose best rows join the scored sentences,
-read under their page's title: those that score best as a page (its title and its two rows that hold
-most of the question's terms) among the document's table pages. A figure asked about is a row of a
-statement ("Consolidated Statements of Cash Flows") whose title, not its row, says what it is: the
-chunks of such a page rank low against a question (numbers, few words), and the sentences that hold
-the question's terms best are prose elsewhere (MD&A, notes)."""
-PAGE_ROWS = 2
-"""Rows of each of those pages that join the scored sentences: those it was scored with (holding most
-of the question's terms, then the page's first; 4: the same pages found, more pairs)."""
-TABLE_ROWS = 5
-"""A page is a table page when at least this many of its lines are table rows and they hold at least
-half of its text (a statement, a schedule; not a page of prose with a table in it). Half of its text,
-not of its lines: a PDF may break a statement's title one word a line ("MGM\nRESORTS\n...")."""
-
-HEADING_CHARS = 120
-PAIR_CHARS = 560
-
-Scorer = Callable[[str, list[str]], list[float]]
-"""(question, passage texts) → one relevance score per text, in [0, 1], higher is better."""
-
-
 @dataclass
 class Passage:
     doc_id: str
@@ -135,98 +113,6 @@ class Passage:
     def to_json(self) -> dict:
         return {"text": self.text, "span": [self.start, self.end], "page": self.page, "score": round(self.score, 4),
                 "chunk": self.chunk_id}
-
-
-# --- scoring -------------------------------------------------------------------------------------
-class TermDenseScorer:
-    """Half BM25 of the question's terms among the texts scored together (each term weighted by how few
-    of them hold it, so that the party names a whole contract repeats count little), scaled to the best
-    text; half the cosine of the corpus's embedder between the question and each text."""
-
-    K1, B = 1.2, 0.75
-
-    def __init__(self, corpus=None, dense: bool = True):
-        self.corpus = corpus
-        self.dense = dense
-
-    def __call__(self, question: str, texts: list[str]) -> list[float]:
-        if not texts:
-            return []
-        lexical = self.terms(question, texts)
-        dense = self.cosines(question, texts) if self.dense else None
-        if dense is None:
-            return lexical
-        return [round(0.5 * a + 0.5 * max(0.0, b), 4) for a, b in zip(lexical, dense)]
-
-    def terms(self, question: str, texts: list[str]) -> list[float]:
-        from c1.retrieval.terms import content_terms
-        from c1.store.lexical import stems
-
-        wanted = list(dict.fromkeys(s for t in content_terms(question) for s in (stems(t) or [t])))
-        if not wanted:
-            return [0.0] * len(texts)
-        wanted_set = set(wanted)
-        lengths, held = [], []  # each text's length in words, and the counts of the question's terms in it
-        for t in texts:
-            bag = stems(t)
-            lengths.append(len(bag))
-            counts: dict[str, int] = {}
-            for w in bag:
-                if w in wanted_set:
-                    counts[w] = counts.get(w, 0) + 1
-            held.append(counts)
-        n = len(texts)
-        avg = sum(lengths) / n or 1.0
-        df = {w: sum(1 for c in held if w in c) for w in wanted}
-        idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in wanted}
-        raw = []
-        for length, counts in zip(lengths, held):
-            norm = self.K1 * (1 - self.B + self.B * length / avg)
-            raw.append(sum(idf[w] * c * (self.K1 + 1) / (c + norm) for w, c in counts.items()))
-        top = max(raw) or 1.0
-        return [r / top for r in raw]
-
-    def cosines(self, question: str, texts: list[str]) -> list[float] | None:
-        corpus = self.corpus
-        if corpus is None or not hasattr(corpus, "embedder"):
-            return None
-        import numpy as np
-
-        q = np.asarray(corpus.embed_query(question), dtype=np.float32)
-        m = np.asarray(corpus.embedder.embed(texts), dtype=np.float32)
-        return [float(v) for v in m @ q]
-
-
-class RerankerScorer:
-    """A cross-encoder's logits as probabilities (logistic): one scale whatever the question.
-    ``score``: (question, texts) → logits, or None when re-ranking is off (then ``fallback`` scores)."""
-
-    def __init__(self, score, fallback: Scorer | None = None):
-        self.score = score
-        self.fallback = fallback
-
-    def __call__(self, question: str, texts: list[str]) -> list[float]:
-        if not texts:
-            return []
-        unique = list(dict.fromkeys(texts))  # a text met twice (a row a filing repeats) is one pair: each scores alone
-        got = self.score(question, unique)
-        if got is None:
-            return self.fallback(question, texts) if self.fallback else [0.0] * len(texts)
-        of = {t: round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, float(v))))), 4) for t, v in zip(unique, got)}
-        return [of[t] for t in texts]
-
-
-def make_scorer(corpus=None, kind: str = "auto") -> Scorer:
-    """The passage scorer: ``terms`` (:class:`TermDenseScorer`; ``lexical``: its terms alone), ``reranker`` (the cross-encoder, an
-    ImportError where c1 has none), or ``auto``: the corpus's cross-encoder (measured the better for
-    passages: bench/passages.py, whatever ``--rerank auto`` does for chunks), terms under ``--rerank off``."""
-    if kind == "reranker":
-        from c1.retrieval.rerankers import make_reranker
-
-        return RerankerScorer(make_reranker("onnx", None).score)
-    if kind == "auto" and hasattr(corpus, "score_passages"):  # None under --rerank off: then terms
-        return RerankerScorer(corpus.score_passages, TermDenseScorer(corpus))
-    return TermDenseScorer(corpus, dense=kind != "lexical")
 
 
 # --- candidates --------------------------------------------------------------------------------------
@@ -362,26 +248,6 @@ def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: b
     return [(by_id[cid], similarity[cid]) for cid, _ in rrf([[c.id for c, _ in dense], lexical])]
 
 
-def by_page(ranked: list[tuple[object, float]]) -> list[tuple[object, float]]:
-    """Ranked chunks regrouped by page: the page of the best chunk first, with its other chunks, then
-    the page of the next best, and so on (chunks without a page each stand for themselves)."""
-    groups: dict[object, list] = {}
-    for chunk, score in ranked:
-        key = chunk.page if chunk.page is not None else ("chunk", chunk.id)
-        groups.setdefault(key, []).append((chunk, score))
-    return [item for group in groups.values() for item in group]
-
-
-def page_of(doc, chunk, offset: int) -> int | None:
-    """The page holding character ``offset`` of the document: from where its pages start (recorded at
-    indexing), else the page of the chunk's first character."""
-    starts = (doc.meta or {}).get("page_starts") if doc is not None else None
-    if starts:
-        i = bisect.bisect_right([s for s, _ in starts], offset) - 1
-        return starts[max(0, i)][1]
-    return chunk.page
-
-
 @functools.lru_cache(maxsize=4096)
 def _units(text: str) -> tuple[sx.Unit, ...]:
     """A chunk's units (cached: a long document's chunks are split again for every question about it)."""
@@ -391,87 +257,6 @@ def _units(text: str) -> tuple[sx.Unit, ...]:
 def evidence_units(text: str) -> list[sx.Unit]:
     """The units of a chunk a passage may hold: readable ones (prose, list items, table rows)."""
     return [u for u in sx.split(text) if u.kind in sx.READABLE]
-
-
-@dataclass
-class TablePage:
-    """A page of a document whose table rows hold at least half of its text (``TABLE_ROWS``)."""
-    page: int
-    title: str
-    """What the page says before its first row, without the lines that top many of the document's pages
-    (a running header: "Table of Contents", the company's name) or a page number: "CONSOLIDATED BALANCE
-    SHEETS (In thousands, except par value) November 27, 2015 ...", up to ``HEADING_CHARS``."""
-    rows: list[tuple[int, int, str]]
-    """Its rows (lines): (start, end) in document offsets and their text."""
-
-
-_TABLE_PAGES: dict[tuple, list[TablePage]] = {}
-
-
-def table_pages(doc, chunks: list) -> list[TablePage]:
-    """The table pages of a document (``doc``: its record, with the page starts recorded at indexing;
-    ``chunks``: all of its chunks), in page order; none for a document without pages. Read line by
-    line (a row of a PDF's table is a line: :func:`c1.retrieval.sentences.is_row`), without splitting
-    the chunks into sentences, and cached per document."""
-    starts = (doc.meta or {}).get("page_starts") if doc is not None else None
-    if not chunks or not starts:
-        return []
-    key = (doc.doc_id, len(chunks), chunks[-1].end, chunks[0].hash, chunks[-1].hash)
-    if key in _TABLE_PAGES:
-        return _TABLE_PAGES[key]
-    offsets = [s for s, _ in starts]
-    lines: dict[int, list[tuple[int, int, str, bool]]] = {}  # page → (start, end, line, is a row), in order
-    covered = 0
-    for chunk in sorted(chunks, key=lambda c: c.start):
-        for a, b in sx.line_spans(chunk.text):
-            start, end = chunk.start + a, chunk.start + b
-            line = chunk.text[a:b].strip()
-            if start < covered or not line:
-                continue  # the overlap of consecutive chunks is read once
-            covered = end
-            page = starts[max(0, bisect.bisect_right(offsets, start) - 1)][1]
-            lines.setdefault(page, []).append((start, end, line, sx.is_row(line)))
-    tops: dict[int, list[str]] = {}
-    counts: dict[str, int] = {}
-    for page, got in lines.items():
-        first_row = next((i for i, ln in enumerate(got) if ln[3]), len(got))
-        tops[page] = [ln[2] for ln in got[:first_row]]
-        for ln in set(tops[page]):
-            counts[ln] = counts.get(ln, 0) + 1
-    running = max(3, len(lines) // 10)  # a line topping a tenth of the pages is a running header
-    out = []
-    for page, got in sorted(lines.items()):
-        rows = [(start, end, line) for start, end, line, row in got if row]
-        if len(rows) < TABLE_ROWS or 2 * sum(len(r[2]) for r in rows) < sum(len(ln[2]) for ln in got):
-            continue
-        title = " ".join(ln for ln in tops[page] if counts[ln] < running and not re.fullmatch(r"[\divxlcIVXLC]+", ln))
-        out.append(TablePage(page, " ".join(sx.readable(title).split())[:HEADING_CHARS], rows))
-    if len(_TABLE_PAGES) >= 64:
-        _TABLE_PAGES.clear()
-    _TABLE_PAGES[key] = out
-    return out
-
-
-def best_table_pages(scorer: Scorer, question: str, pages: list[TablePage], n: int = TABLE_PAGES,
-                     rows: int = PAGE_ROWS) -> list[tuple[TablePage, float, list[tuple[int, int]]]]:
-    """The ``n`` table pages that score best for ``question`` (one scorer call: each page as its title
-    and its two rows holding most of the question's terms), each with its score and the spans of its
-    ``rows`` rows holding most of those terms (BM25 among all the pages' rows), then its first."""
-    if not pages or n <= 0:
-        return []
-    texts = [r[2] for p in pages for r in p.rows]
-    lexical = TermDenseScorer().terms(question, texts)
-    picks, texts, k = [], [], 0
-    for p in pages:
-        mine = lexical[k : k + len(p.rows)]
-        k += len(p.rows)
-        order = sorted(range(len(p.rows)), key=lambda i: (-mine[i], i))
-        picks.append(order)
-        shown = [sx.readable(p.rows[i][2]) for i in sorted(order[:2])]
-        texts.append("\n".join([p.title] + shown)[:PAIR_CHARS])
-    got = scorer(question, texts)
-    best = sorted(range(len(pages)), key=lambda i: (-got[i], i))[:n]
-    return [(pages[i], float(got[i]), [pages[i].rows[j][:2] for j in picks[i][:rows]]) for i in best]
 
 
 def _page_rows(scorer: Scorer, question: str, doc, chunks: list, n: int) -> dict[int, tuple[str, int]]:
