@@ -238,8 +238,22 @@ def _stands_alone(line: str) -> bool:
             and len(line.split()) <= 8)
 
 
+_GAP_NUMBER = re.compile(r"[ \t]{2,}(?=(?:(?:Section|SECTION|Article|ARTICLE)\s+)?\d{1,3}(?:\.\d{1,3})*\.?\s+[A-Z])")
+"""A run of spaces before a section number ("... Fax:     13.7 Choice of Law.  This Agreement is ..."):
+a line break that flattened text lost. A new section starts there, whatever punctuation precedes it."""
+
+
 def _sentences(text: str, start: int, end: int, kind: str) -> list[Unit]:
-    """The sentences of one joined block ``text[start:end]``."""
+    """The sentences of one joined block ``text[start:end]``: those of each of its parts between
+    breaks before a section number (:data:`_GAP_NUMBER`)."""
+    out: list[Unit] = []
+    cuts = [m.end() for m in _GAP_NUMBER.finditer(text, start, end)]
+    for a, b in zip([start] + cuts, cuts + [end]):
+        out += _part_sentences(text, a, b, kind if not out else ("text" if kind == "item" else kind))
+    return out
+
+
+def _part_sentences(text: str, start: int, end: int, kind: str) -> list[Unit]:
     out: list[Unit] = []
     pos = start
     for m in _END.finditer(text, start, end):
@@ -270,8 +284,8 @@ def _period_ends(text: str, sent_start: int, dot: int) -> bool:
     before = re.search(r"(\S+)\s+\S+$", text[sent_start:dot])
     if bare.isdigit() and before and before.group(1).strip("(").lower() in NUMBERED:
         return False  # "Section 5. Confidentiality": a reference, not an end
-    if dot - len(word) <= sent_start + _marker_len(text, sent_start) and re.fullmatch(r"\(?[\divxlc]{1,4}\)?|[a-z]", bare):
-        return False  # the list marker "1." or "iv." itself
+    if dot - len(word) <= sent_start + _marker_len(text, sent_start) and re.fullmatch(r"\(?[\divxlc]{1,4}\)?|[a-z]|\d{1,3}(?:\.\d{1,3})+", bare):
+        return False  # the list marker "1.", "iv." or "5.4." itself
     return True
 
 
