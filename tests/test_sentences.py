@@ -174,3 +174,19 @@ def test_a_mails_attachment_references_are_not_sentences():
     assert _sentences(mail) == ["No online forms since this product will not be traded online in Phase 1."]
     assert _sentences("See the list <<attached>> below before Friday.") == \
         ["See the list <<attached>> below before Friday."]  # words around a reference: still a sentence
+
+
+def test_a_section_number_after_a_run_of_spaces_starts_a_title():
+    """Issue 19: flattened contracts keep a layout break as a run of spaces. "13.7 Choice of Law." was
+    glued to the address before it (no period ends "Fax:"), and "5.4." ended a sentence by itself,
+    so a clause was read under the previous section's title."""
+    from c1.retrieval.passages import is_title
+
+    text = ("The proper address shall be: To Achaogen: 7000 Shoreline Court, Fax: (781) 622-1283     13.7 Choice of Law.  This Agreement is governed by the laws "
+            "of Delaware.   5.4. Amendments. Any term may be amended only in writing. Totals were 12.5 Million.")
+    units = [u.text(text) for u in split(text)]
+    assert "13.7 Choice of Law." in units and is_title("13.7 Choice of Law.")
+    assert "5.4. Amendments." in units and is_title("5.4. Amendments.")
+    assert units[0] == "The proper address shall be: To Achaogen: 7000 Shoreline Court, Fax: (781) 622-1283"
+    assert "This Agreement is governed by the laws of Delaware." in units
+    assert "Totals were 12.5 Million." in units, "a figure after a space is no section number"
