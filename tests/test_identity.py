@@ -88,6 +88,30 @@ def test_acronyms_glued_and_split_names_match():
     assert e["ko"] > e["pep"]
 
 
+def test_a_name_run_no_document_holds_whole_stands_for_its_names():
+    """"the Bosch NDA" is read as one name that no file holds: the NDA whose file name is Bosch's came
+    second to one whose file name says NDA. Its words are names of their own, and an acronym also
+    matches the initials of consecutive words ("Non-Disclosure Agreement")."""
+    ids = {"bosch": identity("MUTUAL NON-DISCLOSURE AGREEMENT", "01 Bosch Automotive Service Solutions Mutual Non "
+                             "Disclosure Agreement", "THIS AGREEMENT is made between the parties"),
+           "roundhouse": identity("MUTUAL NON-DISCLOSURE AGREEMENT", "Roundhouse Creative Mutual NDA", "Roundhouse Creative"),
+           "gwi": identity("", "NDA GWI Technohubs version V1", "Non-Disclosure Agreement between GWI and Technohubs")}
+    question = asked("limitation of liability in the Bosch NDA")
+    assert question.names == (("bosch", "nda"),)
+    e = evidence(question, ids)
+    assert max(e, key=e.get) == "bosch" and e["bosch"] == 1.0 and e["roundhouse"] < 0.5, e
+    assert ids["bosch"].has_name(("nda",), True) and not ids["bosch"].has_name(("nda",), False)
+    from c1.retrieval.identity import _held_names
+
+    assert _held_names(asked("What does the Roundhouse Creative agreement say?"), ids) == [("roundhouse", "creative")]
+    assert _held_names(question, ids) == [("bosch",), ("nda",)]
+    notes = {"meeting": identity("Meeting notes", "meeting 08", "Attendees: Elena, Marco"),
+             "contacts": identity("", "contacts", "name,email\nAda Byron,ada@example.com")}
+    person = asked("email of Elena Fairbanks")
+    assert _held_names(person, notes) == [("elena", "fairbanks")], "a word no candidate holds: one name, kept whole"
+    assert set(evidence(person, notes).values()) == {0.0}
+
+
 def test_nothing_that_tells_documents_apart_gives_no_evidence():
     ids = {"a": identity("", "ADOBE 2015 10K", ""), "b": identity("", "ADOBE 2015 10Q", "")}
     assert set(evidence(asked("What was Adobe's FY2015 revenue?"), ids).values()) == {0.0}

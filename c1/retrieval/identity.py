@@ -86,17 +86,21 @@ class Identity:
     """Its words joined by single spaces, padded with one space at each end."""
     years: frozenset[int]
     quarters: frozenset[int]
+    initials: frozenset[str] = frozenset()
+    """The initials of each run of ``ACRONYM_WORDS`` consecutive words ("non disclosure agreement" → "nda")."""
 
     def has_name(self, phrase: tuple[str, ...], acronym: bool) -> bool:
         """The phrase occurs as consecutive words, or glued into fewer words ("Coca Cola" ~
         "COCACOLA", "American Water Works" ~ "AMERICANWATERWORKS", "CocaCola" ~ "Coca Cola"); an
-        acronym also as the start of a word ("JPM" ~ "JPMorgan")."""
+        acronym also as the start of a word ("JPM" ~ "JPMorgan") or as the initials of as many
+        consecutive words ("NDA" ~ "Non-Disclosure Agreement", "AMD" ~ "Advanced Micro Devices")."""
         if f" {' '.join(phrase)} " in self.text or "".join(phrase) in self.words:
             return True
-        return acronym and len(phrase[0]) >= 3 and f" {phrase[0]}" in self.text
+        return acronym and len(phrase[0]) >= 3 and (f" {phrase[0]}" in self.text or phrase[0] in self.initials)
 
 
 GLUE = 4
+ACRONYM_WORDS = (3, 4, 5)
 
 
 def asked(question: str) -> Asked:
@@ -177,7 +181,8 @@ def identity(title: str, name_words: str, first_page: str) -> Identity:
         m = _DATE.search(page)
         if m:
             years = {int(next(g for g in m.groups() if g))}
-    return Identity(frozenset(words), f" {' '.join(tokens)} ", frozenset(years), frozenset(_quarters(head)))
+    initials = {"".join(t[0] for t in tokens[i : i + n]) for n in ACRONYM_WORDS for i in range(len(tokens) - n + 1)}
+    return Identity(frozenset(words), f" {' '.join(tokens)} ", frozenset(years), frozenset(_quarters(head)), frozenset(initials))
 
 
 def _years(text: str) -> set[int]:
@@ -202,10 +207,11 @@ def evidence(question: Asked, identities: dict[str, Identity], rarity=None) -> d
     if not question or not identities:
         return out
     parts: list[tuple[float, float, dict[str, float]]] = []  # (weight, how much it singles out, values)
-    weights = [max(0.0, rarity(" ".join(p))) if rarity else 1.0 for p in question.names]
+    names = _held_names(question, identities)
+    weights = [max(0.0, rarity(" ".join(p))) if rarity else 1.0 for p in names]
     total_w = sum(weights) or 1.0
     n = len(identities)
-    for phrase, w in zip(question.names, weights):
+    for phrase, w in zip(names, weights):
         acronym = len(phrase) == 1 and phrase[0] in question.acronyms
         got = {d: float(i.has_name(phrase, acronym)) for d, i in identities.items()}
         parts.append((W_NAME * w / total_w, _singles_out(sum(got.values()), n), got))
@@ -222,6 +228,25 @@ def evidence(question: Asked, identities: dict[str, Identity], rarity=None) -> d
     if total == 0:
         return out
     return {d: v / total for d, v in out.items()}
+
+
+def _held_names(question: Asked, identities: dict[str, "Identity"]) -> list[tuple[str, ...]]:
+    """The question's name phrases as the candidates hold them: a phrase of several words that no
+    candidate holds whole, but each of whose words some candidate holds, stands for its words, each a
+    name of its own. A run of capitalised words can join two names ("the Bosch NDA": the party, and
+    the kind of agreement); the file 01_Bosch-...-Non-Disclosure-Agreement.txt holds "bosch", another's
+    Roundhouse-Creative-Mutual-NDA.txt holds "nda", and the phrase whole tells them apart no more than
+    an unknown word does. A word that no candidate holds ("Fairbanks" of "Elena Fairbanks") says the
+    run is one name: the others' first name alone is no evidence."""
+    out: list[tuple[str, ...]] = []
+    for phrase in question.names:
+        words = [w for w in phrase if w not in _CONNECTORS]
+        whole = len(words) < 2 or any(i.has_name(phrase, False) for i in identities.values()) or not all(
+            any(i.has_name((w,), w in question.acronyms) for i in identities.values()) for w in words)
+        for part in [phrase] if whole else [(w,) for w in words]:
+            if part not in out:
+                out.append(part)
+    return out
 
 
 def _singles_out(holders: float, n: int) -> float:
