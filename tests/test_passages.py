@@ -545,6 +545,25 @@ def test_a_figure_on_a_statement_page_is_among_the_passages(adobe):
 
 
 @pytest.mark.slow
+def test_a_passage_the_scorer_is_sure_of_is_not_displaced_by_anchors(adobe):
+    """Issue 19: a filing's best table pages and best chunks each gave a passage before the rest,
+    whatever they scored, so a prose answer the cross-encoder was sure of was left out ("How many
+    employees did Coca-Cola have?": a statement's row at 0.004 in place of "approximately 61,800
+    employees" at 1.00). The best two passages scoring 0.5 or more now come first."""
+    corpus = _open(adobe)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        question = "How many shares did Adobe repurchase in fiscal 2015?"
+        answer = "During fiscal 2015, we repurchased approximately"
+        before = choose(corpus, question, [doc.doc_id], sure=(1.1, 0))[doc.doc_id]
+        assert not any(p.text.startswith(answer) for p in before), "forced anchors took its place"
+        chosen = choose(corpus, question, [doc.doc_id])[doc.doc_id]
+        assert len(chosen) <= 5 and chosen[0].text.startswith(answer) and chosen[0].score >= 0.5
+    finally:
+        corpus.close()
+
+
+@pytest.mark.slow
 def test_read_document_shows_the_statement_that_holds_the_figure(adobe):
     """Issue 19, goal 5: reading a long filing shows the pages that hold the figure asked about. By its
     chunks alone a read of these 70 pages showed MD&A prose on liquidity first and no statement page;
