@@ -711,3 +711,24 @@ def test_a_passage_does_not_end_on_a_lead_in(maintenance):
         assert any(p.start <= clause < p.end for p in chosen), [p.text[:60] for p in chosen]
     finally:
         corpus.close()
+
+
+def test_a_lower_cased_title_in_the_question_is_left_out_inside_the_document(maintenance):
+    """A stranger's "what is the governing law of the maintenance agreement?": inside MAINTENANCE
+    AGREEMENT the cross-encoder preferred its preamble ("MAINTENANCE AGREEMENT ... under the laws of the
+    State of Delaware") to the governing law clause. The title's words, written in lower case (which
+    are not read as a name), are left out there as a capitalised name is."""
+    from c1.retrieval.passages import within
+
+    corpus = _open(maintenance)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        asked = "what is the governing law of the maintenance agreement?"
+        assert within(corpus, asked, doc.doc_id) == "what is the governing law of the ?"
+        assert within(corpus, "what is the governing law?", doc.doc_id) == "what is the governing law?"
+        chosen = choose(corpus, asked, [doc.doc_id])[doc.doc_id]
+        text = Path(doc.path).read_text(encoding="utf-8")
+        clause = text.index("GOVERNED BY THE SUBSTANTIVE LAWS OF THE STATE OF DELAWARE")
+        assert any(p.start <= clause < p.end for p in chosen[:2]), [p.text[:60] for p in chosen]
+    finally:
+        corpus.close()

@@ -187,14 +187,47 @@ def within(corpus, question: str, doc_id: str) -> str:
     else:
         out = question
     wanted = asked(out)
-    if wanted.names:
-        own = identity(rec.title or "", file_name_words(rec.path) if rec.key == rec.path else "", "")
-        for phrase in wanted.names:
-            if own.has_name(phrase, phrase[0] in wanted.acronyms):
-                pattern = r"(?<!\w)" + r"\W{0,3}".join(re.escape(w) for w in phrase) + r"(?:['’]s)?(?!\w)"
-                out = re.sub(pattern, " ", out, flags=re.IGNORECASE)
+    own = identity(rec.title or "", file_name_words(rec.path) if rec.key == rec.path else "", "")
+    for phrase in wanted.names:
+        if own.has_name(phrase, phrase[0] in wanted.acronyms):
+            out = _without(out, phrase)
+    for phrase in _title_runs(out, own):  # "the governing law of the maintenance agreement": its title
+        out = _without(out, phrase)
     out = " ".join(out.split())
     return out if content_terms(out) else question
+
+
+def _without(text: str, phrase: tuple[str, ...]) -> str:
+    """``text`` without the words of ``phrase`` (in any case, with at most 3 non-word characters between
+    them, and a possessive)."""
+    pattern = r"(?<!\w)" + r"\W{0,3}".join(re.escape(w) for w in phrase) + r"(?:['’]s)?(?!\w)"
+    return re.sub(pattern, " ", text, flags=re.IGNORECASE)
+
+
+def _title_runs(question: str, own) -> list[tuple[str, ...]]:
+    """Runs of two or more words of ``question`` (letters only, not starting or ending with a stopword; in
+    any case) that the document's own name (``own``: its title and file-name words) holds as
+    consecutive words: "maintenance agreement" in "what is the governing law of the maintenance
+    agreement?" inside MAINTENANCE AGREEMENT (a lower-cased name that
+    :func:`c1.retrieval.identity.asked` does not read as one)."""
+    from c1.retrieval.terms import STOPWORDS
+
+    words = [w.lower() for w in re.findall(r"[^\W_]+(?:['’][^\W_]+)*", question)]
+    out, i = [], 0
+    while i < len(words):
+        best = 0
+        for j in range(len(words), i + 1, -1):
+            run = tuple(words[i:j])
+            if run[0] not in STOPWORDS and run[-1] not in STOPWORDS and all(w.isalpha() for w in run) \
+                    and own.has_name(run, False):
+                best = j - i
+                break
+        if best:
+            out.append(tuple(words[i : i + best]))
+            i += best
+        else:
+            i += 1
+    return out
 
 
 _NUMBERED_TITLE = re.compile(r"^\s*(?:(?:section|article|item|part|§)\s+)?(?:[0-9]{1,3}(?:\.[0-9]{1,3})*|[IVXLC]{1,6}"
