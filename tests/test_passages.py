@@ -732,3 +732,25 @@ def test_a_lower_cased_title_in_the_question_is_left_out_inside_the_document(mai
         assert any(p.start <= clause < p.end for p in chosen[:2]), [p.text[:60] for p in chosen]
     finally:
         corpus.close()
+
+
+def test_the_cross_encoder_scores_a_pair_once_per_process(legal):
+    """A read of a filing and its passages score the same table pages for the same question: the
+    reranker's (query, text) scores are kept, and only the pairs not scored before reach it."""
+    corpus = _open(legal)
+    try:
+        first = corpus.score_passages("governing law", ["This Agreement is governed by the laws of Delaware.",
+                                                        "The Receiving Party shall hold the information in confidence."])
+        if first is None:
+            pytest.skip("no cross-encoder here")
+        reached = []
+        score = corpus._reranker.score
+        corpus._reranker.score = lambda q, texts: reached.append(list(texts)) or score(q, texts)
+        again = corpus.score_passages("governing law", ["The Receiving Party shall hold the information in confidence.",
+                                                        "Notices shall be in writing."])
+        assert reached == [["Notices shall be in writing."]]
+        assert again[0] == first[1] and again[1] == score("governing law", ["Notices shall be in writing."])[0]
+        corpus.score_passages("another question", ["Notices shall be in writing."])
+        assert reached[-1] == ["Notices shall be in writing."], "a pair is its query and its text"
+    finally:
+        corpus.close()

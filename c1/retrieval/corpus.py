@@ -316,7 +316,7 @@ class Corpus:
             if self._reranker is None:
                 self._reranker = make_reranker(self.settings.rerank)
             known = self._pairs
-            got = {t: known[(query, t)] for t in texts if (query, t) in known}
+            got = {t: v for t in texts if (v := known.get((query, t))) is not None}
             missing = [t for t in dict.fromkeys(texts) if t not in got]
             if missing:
                 got.update(zip(missing, self._reranker.score(query, missing)))
