@@ -19,12 +19,12 @@ a clause, a row, a sentence. For the returned documents (in rank order):
    title, and a section is read from its title on (:func:`_openings`). Each sentence is read under
    the last heading or title before it; a title is not evidence itself, but a passage from its
    section's first sentence starts at it;
-3. the best row of each of the first document's best ``TABLE_PAGES`` table pages (:func:`table_pages`,
-   :func:`best_table_pages`: a statement's rows, read under its title, join the scored sentences), and
-   the best sentence of each of its best ``ANCHORS`` chunks, are taken first (the likeliest pages each
-   give one), then sentences are taken best first, each weighted by its
-   document's confidence relative to the first document's: each grows into a passage with its neighbours that score nearly as well (up to
-   ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document (the
+3. the best two sentences the scorer is sure of (``SURE``) are taken first; then the best row of each
+   of the first document's best ``TABLE_PAGES`` table pages (:mod:`c1.retrieval.pages`: a statement's
+   rows, read under its title, join the scored sentences), and the best sentence of each of its best
+   ``ANCHORS`` chunks (the likeliest pages each give one); then sentences best first, each weighted by
+   its document's confidence relative to the first document's: each grows into a passage with its
+   neighbours that score nearly as well (up to ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document (the
    first document's best five; another's only near the best: ``KEEP``; none ending on a lead-in:
    :func:`_past_lead_in`), until the budget
    (``--evidence-tokens``) is spent. The first document is scored first: a document after it whose
