@@ -47,6 +47,14 @@ def call_text(name: str, arguments: dict, limit: int = ARGS) -> str:
     return f"{name}({args})"
 
 
+def repeat_mark(seen: dict, run: int, name: str, arguments: dict) -> str:
+    """" #N" for the Nth call of a run with the same tool and arguments (a search paged further shows its
+    unseen chunks: the same call, new results), "" for the first; ``seen`` counts them."""
+    key = (run, name, repr(sorted(arguments.items())))
+    seen[key] = n = seen.get(key, 0) + 1
+    return f" #{n}" if n > 1 else ""
+
+
 def clip(text: str, limit: int) -> str:
     """``text`` on one line, at most ``limit`` characters, cut after a whole word with "…"."""
     text = " ".join(str(text).split())
@@ -75,6 +83,7 @@ class LiveView:
         self.soft, self.hard = soft, hard
         self._panels = _Panels(console, parallel, soft, hard) if parallel > 1 else None
         self._calls: dict[str, str] = {}
+        self._seen: dict = {}
 
     def close(self) -> None:
         if self._panels is not None:
@@ -112,8 +121,9 @@ class LiveView:
         elif isinstance(e, ev.TurnStarted):
             out.print(Text.assemble((f"turn {e.turn}  ", "bold magenta")) + budget_bar(e.used, e.budget, self.soft, self.hard))
         elif isinstance(e, ev.ToolCalled):
-            self._calls[e.call_id] = call_text(e.name, e.arguments)
-            out.print(Text.assemble(("  → ", "dim"), (e.name, "bold"), call_text("", e.arguments)))
+            again = repeat_mark(self._seen, e.run, e.name, e.arguments)
+            self._calls[e.call_id] = call_text(e.name, e.arguments) + again
+            out.print(Text.assemble(("  → ", "dim"), (e.name, "bold"), call_text("", e.arguments), (again, "dim")))
         elif isinstance(e, ev.ToolResult):
             self._result(e)
         elif isinstance(e, ev.ChunksPruned):
@@ -183,6 +193,7 @@ class _Panels:
         self.query = ""
         self.who = ""
         self._live: Live | None = None
+        self._seen: dict = {}
         self._closed = False
         self._finished = 0
 
@@ -195,7 +206,9 @@ class _Panels:
             run.turn, run.used, run.budget = e.turn, e.used, e.budget
         elif isinstance(e, ev.ToolCalled):
             run.pending[e.call_id] = len(run.calls)
-            run.calls.append(Text.assemble((f"t{e.turn} ", "dim"), call_text(e.name, e.arguments, self._args_width())))
+            again = repeat_mark(self._seen, e.run, e.name, e.arguments)
+            run.calls.append(Text.assemble((f"t{e.turn} ", "dim"), call_text(e.name, e.arguments, self._args_width()),
+                                           (again, "dim")))
         elif isinstance(e, ev.ToolResult):
             line = run.calls[run.pending.pop(e.call_id)] if e.call_id in run.pending else Text(e.name)
             if e.error:

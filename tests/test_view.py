@@ -174,3 +174,22 @@ def test_the_kept_passages_are_marked_and_fit_80_columns():
     marked = [line for line in text.splitlines() if "✓" in line]
     assert len(marked) == 2 and all(len(line) <= 80 for line in text.splitlines())
     assert "p.11 0.93 doc0abc_9" in marked[0] and "p.113 0.61 doc0abc_80" in marked[1]
+
+
+def test_a_call_repeated_in_a_run_is_numbered():
+    """The built-in policy pages the question's own search (the same call, its unseen chunks): the view
+    numbered nothing, so six identical lines read as a loop. The second and later are marked #2, #3."""
+    refs = [ev.ChunkRef("docaabc_0", "docaabc", "Title", 0.9, 3, 50)]
+    events = [ev.RunStarted(0, "q", "builtin", None, 1000)]
+    for turn in (1, 2, 3):
+        events += [ev.TurnStarted(0, turn, 100 * turn, 1000),
+                   ev.ToolCalled(0, turn, f"s{turn}", "search_corpus", {"query": "Adobe cash flow"}),
+                   ev.ToolResult(0, turn, f"s{turn}", "search_corpus", refs)]
+    events += [ev.ToolCalled(0, 3, "o", "search_corpus", {"query": "Adobe"}),
+               ev.ToolResult(0, 3, "o", "search_corpus", refs)]
+    for parallel in (1, 2):
+        done = [ev.Finished(run, [], {"turns": 3}, "answer") for run in range(parallel)]
+        text = _render(events + done, parallel=parallel)
+        assert ") #2" in text and ") #3" in text and "#4" not in text, text
+        assert "query='Adobe') #" not in text and "query='Adobe')" in text
+    assert "search_corpus(query='Adobe cash flow') #2" in _render(events)
