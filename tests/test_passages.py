@@ -670,7 +670,7 @@ def test_a_clause_title_is_read_under_its_sections_title(mergers):
     """Issue 19: a sentence of "(b) Exceptions." was read (and the section's title scored) as "(b)
     Exceptions." alone, which does not say of what; it now reads "Section 7.03 No Solicitation; Other
     Offers. (b) Exceptions.", also in a chunk the clause carries over into."""
-    from c1.retrieval.passages import _carried
+    from c1.retrieval.passages import _carried_from
 
     corpus = _open(mergers)
     try:
@@ -680,7 +680,7 @@ def test_a_clause_title_is_read_under_its_sections_title(mergers):
         inside = [c for c in chunks if "(c)" in c.text and "In addition, nothing contained herein shall prevent" in c.text
                   and "(b) Exceptions." not in c.text]
         assert inside
-        assert _carried(by_n, inside[0]) == "Section 7.03 No Solicitation; Other Offers. (b) Exceptions."
+        assert _carried_from(by_n, inside[0])[0] == "Section 7.03 No Solicitation; Other Offers. (b) Exceptions."
     finally:
         corpus.close()
 

@@ -292,11 +292,6 @@ def _units(text: str) -> tuple[sx.Unit, ...]:
     return tuple(sx.split(text))
 
 
-def evidence_units(text: str) -> list[sx.Unit]:
-    """The units of a chunk a passage may hold: readable ones (prose, list items, table rows)."""
-    return [u for u in sx.split(text) if u.kind in sx.READABLE]
-
-
 def _page_rows(scorer: Scorer, question: str, doc, chunks: list, n: int) -> dict[int, tuple[str, int]]:
     """Where the rows start that the ``n`` best table pages of a document give to the scored
     sentences (:func:`best_table_pages`), each with its page's title (the heading it is read under)
@@ -503,21 +498,17 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     return out
 
 
-def _carried(by_n: dict, chunk, back: int = 3) -> str:
-    """The section a chunk starts in: the last section title (:func:`_section_title`) of the chunks
-    before it (up to ``back`` of them; ``by_n``: the document's chunks by their number), "" when none."""
-    return _carried_from(by_n, chunk, back)[0]
-
-
 PARENT_CHUNKS = 12
 """How far back (in chunks) a clause title's section title is looked for: a section's clauses can
 run over many chunks ("Section 6.06 No Solicitation of Transactions." over six)."""
 
 
 def _carried_from(by_n: dict, chunk, back: int = 3) -> tuple[str, object, str]:
-    """:func:`_carried`'s title (a clause title under its section's, looked for up to
-    ``PARENT_CHUNKS`` chunks further back: :func:`_under`), the chunk that holds it (None when none),
-    and the title a clause title after it in the chunk is read under."""
+    """The section a chunk starts in: the last section title (:func:`_section_title`) of the chunks
+    before it (up to ``back`` of them; ``by_n``: the document's chunks by their number; "" when none),
+    a clause title read under its section's (looked for up to ``PARENT_CHUNKS`` chunks further back:
+    :func:`_under`); the chunk that holds it (None when none); and the title a clause title after it
+    in the chunk is read under."""
     last, holder = "", None
     for n in range(chunk.n - 1, chunk.n - 1 - back - PARENT_CHUNKS, -1):
         if not last and n <= chunk.n - 1 - back:

@@ -59,8 +59,9 @@ def vector_mark(settings: "Settings") -> tuple | None:
         return None
 
 
-def _stamp(mark: tuple, collection: str, embedder_label: str) -> str:
-    return json.dumps([mark, collection, embedder_label])
+def _stamp(mark: tuple, collection: str, embedder_label: str) -> list:
+    """What a snapshot is stamped with, as it reads back from the file (JSON: tuples become lists)."""
+    return json.loads(json.dumps([mark, collection, embedder_label]))
 
 
 def _stamped(settings: "Settings", mark: tuple | None):
@@ -139,7 +140,7 @@ def load(settings: "Settings", mark: tuple | None, embedder_label: str) -> FlatV
         return None
     z, stamp = opened
     try:
-        if stamp != json.loads(_stamp(mark, settings.collection, embedder_label)):
+        if stamp != _stamp(mark, settings.collection, embedder_label):
             return None
         ids = [str(i) for i in z["ids"]]
         matrix = np.ascontiguousarray(z["vectors"], dtype=np.float32)
@@ -161,7 +162,7 @@ def fresh(settings: "Settings") -> bool:
         return False
     z, stamp = opened
     z.close()
-    return stamp[:2] == json.loads(_stamp(mark, settings.collection, ""))[:2]
+    return stamp[:2] == _stamp(mark, settings.collection, "")[:2]
 
 
 def write(settings: "Settings", vectors, mark: tuple | None) -> bool:
@@ -192,7 +193,7 @@ def write(settings: "Settings", vectors, mark: tuple | None) -> bool:
     try:
         with open(tmp, "wb") as f:
             np.savez(f, ids=np.asarray(ids), vectors=np.concatenate(parts),
-                     stamp=np.asarray(_stamp(mark, settings.collection, vectors.embedder_label)))
+                     stamp=np.asarray(json.dumps(_stamp(mark, settings.collection, vectors.embedder_label))))
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)
