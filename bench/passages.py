@@ -35,6 +35,8 @@ passages are recomputed from the cached documents at every run: ``--fresh`` runs
     python bench/passages.py --limit 40                      # both corpora
     python bench/passages.py --corpus legal --scorer terms,reranker
     python bench/passages.py --corpus legal --limit 60 --scorer auto --dump after.jsonl   # diff two versions
+    python bench/passages.py --corpus legal --scorer auto --systems builtin --misses       # why each miss
+    python bench/passages.py --corpus legal --scorer auto --systems builtin --choose near_chunks=2,0
 """
 
 from __future__ import annotations
@@ -272,8 +274,10 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
             for system, ids in (("builtin", [d["id"] for d in docs]), ("hybrid", row["hybrid_docs"])):
                 if system not in systems:
                     continue
+                scored: list[tuple[str, float]] = []  # (text, score) of every pair the scorer read (--misses)
+                use = _traced(scorer, scored) if misses and system == "builtin" else scorer
                 t, cpu = time.perf_counter(), time.process_time()
-                chosen = P.choose(corpus, q["question"], ids, budget, scorer,
+                chosen = P.choose(corpus, q["question"], ids, budget, use,
                                   weights=confidence if system == "builtin" else None,
                                   seen=seen[system], **options)
                 seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
@@ -287,24 +291,67 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
                 # what was handed over (``--dump``: two versions compared question by question)
                 got_row["passages"] = {d: [[p.start, p.end, p.page, p.score, p.why] for p in chosen[d]] for d in ids}
                 if misses and system == "builtin" and not (got_row["hit_top"] or got_row["page"]):
-                    show_miss(corpus, q, ids, chosen)
+                    got_row["miss"] = show_miss(corpus, q, ids, chosen, scored)
     return rows
 
 
-def show_miss(corpus, q: dict, ids: list[str], chosen: dict) -> None:
-    """A question whose gold span (page) is not among the top document's passages: the gold, then
-    what was handed over instead (``--misses``)."""
+def _traced(scorer, scored: list):
+    """``scorer``, keeping every (text, score) it gives in ``scored``."""
+    def traced(question: str, texts: list[str]) -> list[float]:
+        got = scorer(question, texts)
+        scored.extend(zip(texts, got))
+        return got
+    return traced
+
+
+def show_miss(corpus, q: dict, ids: list[str], chosen: dict, scored: list[tuple[str, float]]) -> str:
+    """A question whose gold span (page) is not among the top document's passages: the gold, whether the
+    scorer read a sentence of it (and its rank among all it read), then what was handed over instead
+    (``--misses``). Returns "scored" (read but outranked), "unscored" (never read) or "other" (the top
+    document is not the gold one, or the gold is a page)."""
     top = corpus.doc(ids[0]) if ids else None
     print(f"\nMISS {q['id']}: {q['question']}", file=sys.stderr)
     print(f"  top doc {top.path if top else None}; gold {q['gold']} pages {sorted(q['pages'])}", file=sys.stderr)
+    kind = "other"
     if top is not None and is_gold(top.path, q["gold"]) and q["spans"]:
+        chunks = corpus.doc_chunks(ids[0])
         for s, e in q["spans"][:3]:
-            for c in corpus.doc_chunks(ids[0]):
+            for c in chunks:
                 if c.start <= s < c.end:
                     print(f"  GOLD [{s},{e}] {' '.join(c.text[s - c.start:e - c.start].split())[:300]}", file=sys.stderr)
                     break
+        text = _doc_text(chunks)
+        gold = [v for t, v in scored if _in_spans(text, t.split("\n")[-1][:60], q["spans"])]
+        kind = "scored" if gold else "unscored"
+        if gold:
+            rank = 1 + sum(1 for _, v in scored if v > max(gold))
+            print(f"  gold read by the scorer: best {max(gold):.3f}, rank {rank} of {len(scored)}", file=sys.stderr)
+        else:
+            print(f"  gold never read by the scorer ({len(scored)} texts read)", file=sys.stderr)
     for p in (chosen.get(ids[0]) or [])[:5]:
         print(f"  got  [{p.start},{p.end}] p{p.page} {p.score:.3f} {' '.join(p.text.split())[:160]}", file=sys.stderr)
+    return kind
+
+
+def _doc_text(chunks: list) -> str:
+    """A document's text from its chunks (overlaps read once; a gap, if any, as spaces)."""
+    out: list[str] = []
+    for c in sorted(chunks, key=lambda c: c.start):
+        have = len(out)
+        if c.end > have:
+            out.extend(" " * max(0, c.start - have))
+            out.extend(c.text[max(0, have - c.start):])
+    return "".join(out)
+
+
+def _in_spans(text: str, sentence: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether an occurrence of ``sentence`` in ``text`` overlaps a gold span."""
+    at = text.find(sentence) if sentence.strip() else -1
+    while at >= 0:
+        if any(at < e and s < at + len(sentence) for s, e in spans):
+            return True
+        at = text.find(sentence, at + 1)
+    return False
 
 
 def summary(rows: list[dict]) -> dict[str, dict]:
@@ -339,6 +386,8 @@ def main() -> None:
     ap.add_argument("--evidence-tokens", type=int, default=DEFAULT_EVIDENCE_TOKENS)
     ap.add_argument("--per-doc", default=None, help="passages of the first document and of each other, e.g. 5,1")
     ap.add_argument("--keep", type=float, default=None, help="share of the best score a kept passage needs")
+    ap.add_argument("--choose", action="append", default=[], metavar="NAME=VALUE",
+                    help="a setting of passages.choose, e.g. near_chunks=2,0 or anchors=2 (repeatable)")
     ap.add_argument("--fresh", action="store_true", help="run the searches again (not the cached runs)")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--misses", action="store_true", help="print each question whose gold is not among the top document's passages")
@@ -355,6 +404,10 @@ def main() -> None:
             options["per_doc"] = tuple(int(x) for x in args.per_doc.split(","))
         if args.keep is not None:
             options["keep"] = args.keep
+        for setting in args.choose:
+            key, _, value = setting.partition("=")
+            values = [float(v) if "." in v else int(v) for v in value.split(",")]
+            options[key] = tuple(values) if len(values) > 1 else values[0]
         rows = evaluate(name, args.limit, args.scorer.split(","), args.chunks, args.fresh, args.evidence_tokens,
                         tuple(args.systems.split(",")), options, args.misses)
         for r in rows if dump else []:
@@ -368,6 +421,10 @@ def main() -> None:
             print(f"{system:<28}{s['gold_first']:>6.3f}{s['hit_top']:>8.3f}{s['hit_if_first']:>7.3f}{s['hit']:>6.3f}"
                   f"{s['page']:>6.3f}{s['prec']:>7.3f}{s['recall']:>7.3f}"
                   f"{s['n']:>6.1f}{s['n_top']:>6.1f}{s['tokens']:>8.0f}{s['why']:>6.3f}{s['s']:>6.2f}{s['cpu']:>6.2f}")
+        kinds = [r["miss"] for r in rows if "miss" in r]
+        if kinds:
+            print(f"misses of the built-in policy's top document: {len(kinds)}; the gold read by the scorer but "
+                  f"outranked: {kinds.count('scored')}, never read: {kinds.count('unscored')}, other: {kinds.count('other')}")
         OUT.mkdir(parents=True, exist_ok=True)
         with (OUT / "passages.jsonl").open("a") as f:
             f.write(json.dumps({"bench": "passages", "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "corpus": name,
