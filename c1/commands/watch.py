@@ -52,14 +52,14 @@ def run_watch(settings: Settings, embedder, paths: list[str], *, json_out: bool,
                 indexer.progress = on_progress
                 report = indexer.sync(store, roots, rebuild=rebuild)
             committed()
-            if json_out:
-                emit_json({"event": "index", **report.to_json()})
             if not quiet:
                 summary(report)
                 for root in roots:
                     if root not in present:
                         note(f"{root} no longer exists: its documents were removed, and it is not watched")
                 note(f"watching {', '.join(present)} for changes (Ctrl-C to stop)")
+            if json_out:  # after the notes: a reader of stdout that sees this line finds them on stderr
+                emit_json({"event": "index", **report.to_json()})
             watch = Watch(indexer, store, roots, events, debounce, progress=lambda: progress(show))
             if not stop.is_set():
                 watch.run(stop, lambda batch: (committed(), batches.print(batch)), on_retry=batches.retry)
