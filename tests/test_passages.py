@@ -754,3 +754,36 @@ def test_the_cross_encoder_scores_a_pair_once_per_process(legal):
         assert reached[-1] == ["Notices shall be in writing."], "a pair is its query and its text"
     finally:
         corpus.close()
+
+
+FRANCHISE = "cuad/JOINTCORP_09_19_2014-EX-10.15-FRANCHISE AGREEMENT.txt"
+
+
+@pytest.fixture(scope="module")
+def franchise(new_c1_env):
+    """A 168 KB franchise agreement of the shared legal set, under its own file name."""
+    return indexed_legal(new_c1_env, "franchise", {Path(FRANCHISE).name: FRANCHISE})
+
+
+@pytest.mark.slow
+def test_the_clause_that_asks_stays_though_the_first_page_holds_its_words(franchise):
+    """A stranger's "What is the renewal term for this contract? Answer in years." was read inside the
+    franchise agreement as "Answer in years.": its first page says "renewal" and "term", so the asking
+    clause looked like the one naming the document. The one clause that ends in a question mark asks;
+    beside it, a clause whose words the first page holds names the document ("Consider the Franchise
+    Agreement between The Joint Corp. and the Franchise Owner;" was kept, less its names, as
+    "Consider the between The . and the Franchise Owner")."""
+    from c1.retrieval.passages import within
+
+    corpus = _open(franchise)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        typed = "What is the renewal term for this contract? Answer in years."
+        assert within(corpus, typed, doc.doc_id) == typed
+        named = ("Consider the Franchise Agreement between The Joint Corp. and the Franchise Owner; "
+                 "What is the renewal term for this contract?")
+        assert within(corpus, named, doc.doc_id) == "What is the renewal term for this contract?"
+        chosen = choose(corpus, typed, [doc.doc_id])[doc.doc_id]
+        assert chosen and any("renew" in p.text.lower() for p in chosen[:2]), [p.text[:60] for p in chosen]
+    finally:
+        corpus.close()

@@ -183,7 +183,13 @@ def within(corpus, question: str, doc_id: str) -> str:
 
         shares = [naming(c) for c in clauses]
         least = min(shares)
-        out = " ".join(c for c, s in zip(clauses, shares) if s < NAMING or s < least + MARGIN)
+        # the one clause that ends in a question mark asks: it stays though the first page holds its words
+        # ("What is the renewal term for this contract? Answer in years." inside a franchise agreement
+        # whose first page says "renewal term" was read as "Answer in years."), and beside it a clause
+        # that names the document goes whatever the asking clause's share
+        asks = [c.rstrip().endswith("?") for c in clauses]
+        sole = sum(asks) == 1
+        out = " ".join(c for c, s, a in zip(clauses, shares, asks) if s < NAMING or (a if sole else s < least + MARGIN))
     else:
         out = question
     wanted = asked(out)
