@@ -251,6 +251,26 @@ def test_inside_a_document_the_question_leaves_out_the_clause_that_names_it(lega
 
 
 @pytest.mark.slow
+def test_parties_joined_by_a_dash_are_each_left_out(legal):
+    """A stranger's "Which law governs the Microgenics–Achaogen agreement?" was read inside it whole:
+    "Microgenics–Achaogen" is one name, which the document's own name does not hold as it stands, so the
+    scorer looked for sentences naming both parties. Where each of its words is a name the document's
+    own holds, each is left out."""
+    from c1.retrieval.passages import within
+
+    corpus = _open(legal)
+    try:
+        nda = next(d for d in corpus.store.manifest.all_docs() if "Technohubs" in d.path)
+        asked = "Does the Technohubs–GWI agreement let the recipient copy confidential information?"
+        got = within(corpus, asked, nda.doc_id)
+        assert "Technohubs" not in got and "GWI" not in got and "copy confidential information" in got, got
+        kept = "Does the Technohubs–Zanzibar agreement let the recipient copy confidential information?"
+        assert within(corpus, kept, nda.doc_id) == kept, "a name it does not hold keeps the run whole"
+    finally:
+        corpus.close()
+
+
+@pytest.mark.slow
 def test_a_filings_passages_span_its_pages(coke):
     """At most two passages of a document come from one page (PER_PAGE): a 10-K's best five reach
     at least three of its pages, and the page holding the figure is still among them."""

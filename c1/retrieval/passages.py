@@ -197,6 +197,9 @@ def within(corpus, question: str, doc_id: str) -> str:
     for phrase in wanted.names:
         if own.has_name(phrase, phrase[0] in wanted.acronyms):
             out = _without(out, phrase)
+        elif len(phrase) > 1 and all(own.has_name((w,), w in wanted.acronyms) for w in phrase):
+            for w in phrase:  # "the Microgenics–Achaogen agreement": each party its own name holds
+                out = _without(out, (w,))
     for phrase in _title_runs(out, own):  # "the governing law of the maintenance agreement": its title
         out = _without(out, phrase)
     out = " ".join(out.split())
