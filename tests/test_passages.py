@@ -254,8 +254,8 @@ def test_inside_a_document_the_question_leaves_out_the_clause_that_names_it(lega
 def test_parties_joined_by_a_dash_are_each_left_out(legal):
     """A stranger's "Which law governs the Microgenics–Achaogen agreement?" was read inside it whole:
     "Microgenics–Achaogen" is one name, which the document's own name does not hold as it stands, so the
-    scorer looked for sentences naming both parties. Where each of its words is a name the document's
-    own holds, each is left out."""
+    scorer looked for sentences naming both parties. A run that holds a name of the document's own, the
+    rest of which its first page holds, names the document: each of its words is left out."""
     from c1.retrieval.passages import within
 
     corpus = _open(legal)
@@ -264,6 +264,9 @@ def test_parties_joined_by_a_dash_are_each_left_out(legal):
         asked = "Does the Technohubs–GWI agreement let the recipient copy confidential information?"
         got = within(corpus, asked, nda.doc_id)
         assert "Technohubs" not in got and "GWI" not in got and "copy confidential information" in got, got
+        other = "Does the Technohubs–GWI Project Managers agreement let the recipient copy confidential information?"
+        got = within(corpus, other, nda.doc_id)  # "Project Managers": the party as its first page names it
+        assert not any(w in got for w in ("Technohubs", "GWI", "Project", "Managers")), got
         kept = "Does the Technohubs–Zanzibar agreement let the recipient copy confidential information?"
         assert within(corpus, kept, nda.doc_id) == kept, "a name it does not hold keeps the run whole"
     finally:

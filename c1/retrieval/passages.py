@@ -197,9 +197,14 @@ def within(corpus, question: str, doc_id: str) -> str:
     for phrase in wanted.names:
         if own.has_name(phrase, phrase[0] in wanted.acronyms):
             out = _without(out, phrase)
-        elif len(phrase) > 1 and all(own.has_name((w,), w in wanted.acronyms) for w in phrase):
-            for w in phrase:  # "the Microgenics–Achaogen agreement": each party its own name holds
-                out = _without(out, (w,))
+        elif len(phrase) > 1:
+            # a run that holds a name of the document's own, the rest of whose words its first page holds,
+            # names it as a whole: "the Microgenics–Achaogen agreement" (each its own name holds), "the
+            # Bosch–Automotive Service Solutions NDA" in "bosch nda.txt" (the other party on its first page)
+            mine = [own.has_name((w,), w in wanted.acronyms) for w in phrase]
+            if any(mine) and all(m or ident.has_name((w,), w in wanted.acronyms) for w, m in zip(phrase, mine)):
+                for w in phrase:
+                    out = _without(out, (w,))
     for phrase in _title_runs(out, own):  # "the governing law of the maintenance agreement": its title
         out = _without(out, phrase)
     out = " ".join(out.split())
