@@ -200,7 +200,8 @@ def within(corpus, question: str, doc_id: str) -> str:
         elif len(phrase) > 1:
             # a run that holds a name of the document's own, the rest of whose words its first page holds,
             # names it as a whole: "the Microgenics–Achaogen agreement" (each its own name holds), "the
-            # Bosch–Automotive Service Solutions NDA" in "bosch nda.txt" (the other party on its first page)
+            # Technohubs–GWI Project Managers agreement" (the file name holds Technohubs and GWI; its first
+            # page names "GWI Project Managers")
             mine = [own.has_name((w,), w in wanted.acronyms) for w in phrase]
             if any(mine) and all(m or ident.has_name((w,), w in wanted.acronyms) for w, m in zip(phrase, mine)):
                 for w in phrase:
