@@ -37,13 +37,25 @@ def _page_key(chunk) -> object:
     return chunk.page if chunk.page is not None else ("chunk", chunk.id)
 
 
-def by_page(ranked: list[tuple[object, float]]) -> list[tuple[object, float]]:
-    """Ranked chunks regrouped by page: the page of the best chunk first, with its other chunks, then
-    the page of the next best, and so on (chunks without a page each stand for themselves)."""
+def _page_groups(ranked: list[tuple[object, float]]) -> list[list[tuple[object, float]]]:
+    """Ranked chunks grouped by page, the groups in the order of their best chunk (chunks without a page
+    each stand for themselves)."""
     groups: dict[object, list] = {}
     for chunk, score in ranked:
         groups.setdefault(_page_key(chunk), []).append((chunk, score))
-    return [item for group in groups.values() for item in group]
+    return list(groups.values())
+
+
+def by_page(ranked: list[tuple[object, float]]) -> list[tuple[object, float]]:
+    """Ranked chunks regrouped by page: the page of the best chunk first, with its other chunks, then
+    the page of the next best, and so on."""
+    return [item for group in _page_groups(ranked) for item in group]
+
+
+def _page_at(starts: list, offsets: list[int], offset: int) -> int:
+    """The page of ``offset`` from where the pages start (``starts``: (offset, page) pairs; ``offsets``:
+    their offsets)."""
+    return starts[max(0, bisect.bisect_right(offsets, offset) - 1)][1]
 
 
 def page_of(doc, chunk, offset: int) -> int | None:
@@ -51,8 +63,7 @@ def page_of(doc, chunk, offset: int) -> int | None:
     indexing), else the page of the chunk's first character."""
     starts = (doc.meta or {}).get("page_starts") if doc is not None else None
     if starts:
-        i = bisect.bisect_right([s for s, _ in starts], offset) - 1
-        return starts[max(0, i)][1]
+        return _page_at(starts, [s for s, _ in starts], offset)
     return chunk.page
 
 
@@ -92,7 +103,7 @@ def table_pages(doc, chunks: list) -> list[TablePage]:
             if start < covered or not line:
                 continue  # the overlap of consecutive chunks is read once
             covered = end
-            page = starts[max(0, bisect.bisect_right(offsets, start) - 1)][1]
+            page = _page_at(starts, offsets, start)
             lines.setdefault(page, []).append((start, end, line, sx.is_row(line)))
     tops: dict[int, list[str]] = {}
     counts: dict[str, int] = {}
@@ -137,8 +148,6 @@ def best_table_pages(scorer: Scorer, question: str, pages: list[TablePage], n: i
     return [(pages[i], float(got[i]), [pages[i].rows[j][:2] for j in picks[i][:rows]]) for i in best]
 
 
-
-
 def reading_order(scorer: Scorer, question: str, doc, chunks: list, ranked: list[tuple[object, float]],
                   n: int = TABLE_PAGES) -> list[tuple[object, float]]:
     """The order in which a read shows a document's ``ranked`` chunks (best first; ``chunks``: all of
@@ -148,17 +157,16 @@ def reading_order(scorer: Scorer, question: str, doc, chunks: list, ranked: list
     statement, and so on. A document without table pages is read by its chunks alone.
 
     FinanceBench (18 questions, the gold filing read once, 3,000 tokens): the gold page among what the
-    read shows 9 -> 16, on its first chunk 2 -> 11 (by its chunks alone -> with its table pages)."""
-    grouped = by_page(ranked)
+    read shows 9 -> 17, on its first chunk 2 -> 11 (by its chunks alone -> with its table pages:
+    ``python bench/read_pages.py``)."""
+    groups = _page_groups(ranked)
+    grouped = [item for group in groups for item in group]
     pages = table_pages(doc, chunks) if n > 0 else []
     if not pages or not grouped:
         return grouped
     best = [p for p, _, _ in best_table_pages(scorer, question, pages, n)]
     tables = [[c for c, _ in grouped if c.start < p.rows[-1][1] and p.rows[0][0] < c.end] for p in best]
-    pages_of_chunks: dict[object, list] = {}
-    for c, _ in grouped:
-        pages_of_chunks.setdefault(_page_key(c), []).append(c)
-    by_chunks = list(pages_of_chunks.values())
+    by_chunks = [[c for c, _ in group] for group in groups]
     place: dict[str, int] = {}
     for i in range(max(len(tables), len(by_chunks))):
         for source in (tables, by_chunks):

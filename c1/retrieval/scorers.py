@@ -17,7 +17,6 @@ Scorer = Callable[[str, list[str]], list[float]]
 """(question, passage texts) → one relevance score per text, in [0, 1], higher is better."""
 
 
-
 class TermDenseScorer:
     """Half BM25 of the question's terms among the texts scored together (each term weighted by how few
     of them hold it, so that the party names a whole contract repeats count little), scaled to the best
@@ -107,5 +106,3 @@ def make_scorer(corpus=None, kind: str = "auto") -> Scorer:
     if kind == "auto" and hasattr(corpus, "score_passages"):  # None under --rerank off: then terms
         return RerankerScorer(corpus.score_passages, TermDenseScorer(corpus))
     return TermDenseScorer(corpus, dense=kind != "lexical")
-
-
