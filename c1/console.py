@@ -21,6 +21,13 @@ def err():
     return Console(stderr=True, highlight=False, emoji=False)
 
 
+def out():
+    """A rich console on stdout, for output that is the result itself (``c1 eval``'s tables)."""
+    from rich.console import Console
+
+    return Console(highlight=False, emoji=False)
+
+
 def escape(value) -> str:
     """``value`` as text that rich prints literally inside markup (brackets and a trailing backslash)."""
     from rich.markup import escape as rich_escape

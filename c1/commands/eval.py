@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from c1.config import Settings
-from c1.console import emit_json, err, escape, stderr_is_tty
+from c1.console import emit_json, err, escape, out, stderr_is_tty
 from c1.errors import C1Error
 from c1.eval.settings import EvalFlags
 
@@ -31,8 +31,11 @@ def run_eval_command(settings: Settings, dataset: str, path: str, flags: EvalFla
         for system in s["systems"]:
             if system["kind"] == "agent":
                 note(f"{system['system']}: {system['note']}")
+    if not (quiet and json_out):  # the tables are the output: stdout, unless --json has it (then stderr)
+        shown = err() if json_out else out()
         for table in summary_tables(s):
-            con.print(table)
+            shown.print(table)
+    if not quiet:
         fresh = run.computed
         con.print(f"[dim]{fresh} result(s) computed, {sum(x['n'] for x in s['systems']) - fresh} reused · "
                   f"{s['seconds']:.1f}s · report: {escape(str(run.run_dir / 'report.md'))}[/]", soft_wrap=True)
@@ -63,14 +66,15 @@ def run_compare_command(a: str | Path, b: str | Path, *, json_out: bool = False,
     sa, sb = load_summary(a), load_summary(b)
     cmp = compare(sa, sb)
     cmp["a"]["path"], cmp["b"]["path"] = str(a), str(b)
+    con = err()
     if not quiet:
-        con = err()
         for side, s in (("A", sa), ("B", sb)):
             con.print(f"[dim]{side}: {escape(s.get('dataset'))} ({escape(s.get('setting'))}, k={escape(s.get('k'))}, "
                       f"{escape(s.get('questions'))} questions) — {escape(str(s.get('run_dir') or side))}[/]", soft_wrap=True)
         if (sa.get("dataset"), sa.get("config", {}).get("data")) != (sb.get("dataset"), sb.get("config", {}).get("data")):
             con.print("[yellow]c1: warning:[/] the two runs are on different data", soft_wrap=True)
-        con.print(compare_table(cmp, str(a), str(b)))
+    if not (quiet and json_out):  # the table is the output: stdout, unless --json has it (then stderr)
+        (con if json_out else out()).print(compare_table(cmp, str(a), str(b)))
     if json_out:
         emit_json(cmp)
     return 0

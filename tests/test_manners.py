@@ -1,0 +1,48 @@
+"""Issue 33's manners: results on stdout, one-line errors, what the README promises, output that fits 80 columns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+
+def _tiny_jsonl_dataset(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    docs = [("d0", "Apples", "Apples are red fruit grown in orchards."),
+            ("d1", "Rust", "Rust is a systems programming language."),
+            ("d2", "Nile", "The Nile is a river in Africa.")]
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in docs))
+    questions = [("q1", "Which river is in Africa?", "d2"), ("q2", "What language is Rust?", "d1")]
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps({"id": i, "question": q, "gold_ids": [g]}) + "\n" for i, q, g in questions))
+    return root
+
+
+# --- c1 eval: the table is the output ------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_eval_prints_its_tables_on_stdout(invoke_c1, tmp_path):
+    data = _tiny_jsonl_dataset(tmp_path / "ds")
+    res = invoke_c1("eval", "jsonl", data, "--systems", "bm25", "--out", tmp_path / "run")
+    assert res.rc == 0, res.stderr
+    assert "quality" in res.stdout and "bm25" in res.stdout and "p50 s" in res.stdout
+    assert "quality" not in res.stderr and "result(s) computed" in res.stderr  # progress stays on stderr
+    # --json unchanged: one JSON object on stdout, the tables on stderr
+    res = invoke_c1("eval", "jsonl", data, "--systems", "bm25", "--out", tmp_path / "run", "--json")
+    assert res.rc == 0, res.stderr
+    assert res.json()["systems"][0]["system"] == "bm25"
+    assert "quality" in res.stderr
+
+
+def test_eval_compare_prints_its_table_on_stdout(invoke_c1, tmp_path):
+    for name, f1 in (("a", 0.5), ("b", 0.25)):
+        s = {"dataset": "hotpotqa", "setting": "pooled", "k": 5, "questions": 4, "config": {"data": "x"},
+             "systems": [{"system": "bm25", "kind": "bm25", "n": 4, "f1": f1}]}
+        (tmp_path / f"{name}.json").write_text(json.dumps(s))
+    res = invoke_c1("eval", "compare", tmp_path / "a.json", tmp_path / "b.json")
+    assert res.rc == 0, res.stderr
+    assert "F1" in res.stdout and "−0.250" in res.stdout
+    assert "0.250" not in res.stderr
