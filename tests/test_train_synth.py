@@ -202,7 +202,44 @@ def test_teacher_falls_back_to_the_response_format_the_server_takes():
     formats = [b.get("response_format") for b in server.chat_requests()]
     assert formats[0]["type"] == "json_schema" and formats[1] == {"type": "json_object", "schema": {"type": "object"}}
     assert formats[2]["type"] == "json_object"  # remembered for the rest of the run
-    assert teacher.usage.to_json() == {"requests": 2, "failures": 1, "prompt_tokens": 107, "completion_tokens": 13}
+    assert teacher.usage.to_json() == {"requests": 2, "failures": 1, "cut_off": 0, "prompt_tokens": 107,
+                                       "completion_tokens": 13}
+
+
+def test_a_cut_off_reply_is_no_task():
+    """A reply cut at max_tokens holds an unfinished object: nothing inside it is taken for the answer
+    (before, the first complete inner object, a hop, came back as the task), and the teacher refuses
+    a reply whose finish_reason is ``length`` even when its text happens to parse."""
+    cut = '{"question": "who?", "hops": [{"quote": "abc", "doc": "d1"}, {"quote": "de'
+    assert first_json_object(cut) is None
+    assert first_json_object("```json\n" + cut + "\n```") is None
+    assert first_json_object('{"a": bad, "b": {"x": 1}} then {"y": 2}') == {"y": 2}  # the next top-level one
+    assert first_json_object('{"s": "a } brace", "n": {"x": 1}}') == {"s": "a } brace", "n": {"x": 1}}
+    body = completion('{"truth": "Rush"}')
+    body["choices"][0]["finish_reason"] = "length"
+    with ScriptedServer([Step(body=body)]) as server:
+        teacher = Teacher(server.base_url, "scripted", concurrency=1, retries=0, schema_mode="text")
+        with pytest.raises(TeacherError, match="cut off at max_tokens"):
+            teacher.json("sys", "user", {"type": "object"})
+        teacher.close()
+    assert teacher.usage.cut_off == 1 and teacher.usage.failures == 1
+
+
+def test_synth_counts_cut_off_replies(hotpot_index: HotpotIndex, tmp_path):  # noqa: F811
+    """Every teacher reply cut off: no task, and the report says why (usage and rejections)."""
+    body = completion('{"truth": "Rush", "question": "q", "clues": [], "supporting": []}')
+    body["choices"][0]["finish_reason"] = "length"
+    corpus = Corpus(Settings(home=hotpot_index.home))
+    with ScriptedServer([Step(body=body)] * 4) as server:
+        teacher = Teacher(server.base_url, "scripted", concurrency=1, retries=0, schema_mode="text")
+        try:
+            report = Synth(corpus, teacher, tmp_path / "t.jsonl", SynthConfig(seeds=2, levels=1, concurrency=1)).run()
+        finally:
+            teacher.close()
+            corpus.close()
+    data = report.to_json()
+    assert data["tasks_written"] == 0 and data["usage"]["cut_off"] == 2, data
+    assert any("cut off" in k and v == 2 for k, v in data["rejections"].items()), data["rejections"]
 
 
 # --- the real small teacher ------------------------------------------------------------------------

@@ -6,8 +6,9 @@ backoff) and adds what bulk generation needs:
 - token usage summed over every call (prompt and completion), for the report;
 - JSON answers: ``response_format`` with the JSON schema in the shape the server accepts (vLLM
   and OpenAI: ``json_schema``; llama-cpp-python: ``json_object`` with a ``schema``), else the first
-  JSON object in the text (fenced or bare); a reply that holds no JSON object is a
-  :class:`TeacherError` for that one request, not for the run.
+  JSON object in the text (fenced or bare); a reply that holds no JSON object, or one cut off at
+  ``max_tokens`` (``finish_reason`` ``length``: its JSON is unfinished, and what parses inside it
+  is a fragment), is a :class:`TeacherError` for that one request, not for the run.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ class TeacherError(Exception):
 class Usage:
     requests: int = 0
     failures: int = 0
+    cut_off: int = 0
+    """Replies refused because the server cut them off at max_tokens (counted in ``failures`` too)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
     def to_json(self) -> dict:
-        return {"requests": self.requests, "failures": self.failures, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens}
+        return {"requests": self.requests, "failures": self.failures, "cut_off": self.cut_off,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
 
 
 class RateLimiter:
@@ -60,7 +63,9 @@ _FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
 def first_json_object(text: str) -> dict | None:
-    """The first JSON object in ``text`` (inside a ``` fence if there is one), or None."""
+    """The first top-level JSON object in ``text`` (inside a ``` fence if there is one), or None.
+    An object that does not parse is skipped whole: an object nested in it is a fragment, never
+    the answer (a cut-off ``{"question": …, "hops": [{…}, {…`` yields None, not the first hop)."""
     if not text:
         return None
     candidates = [m.group(1) for m in _FENCED.finditer(text)] + [text]
@@ -74,8 +79,34 @@ def first_json_object(text: str) -> dict | None:
                     return value
             except json.JSONDecodeError:
                 pass
-            i = cand.find("{", i + 1)
+            end = _object_end(cand, i)
+            if end < 0:  # unterminated: the rest of the text is inside it
+                break
+            i = cand.find("{", end)
     return None
+
+
+def _object_end(text: str, start: int) -> int:
+    """The index after the ``}`` that closes the brace at ``start`` (strings skipped), or -1."""
+    depth, in_string, escaped = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
 
 
 @dataclass
@@ -181,8 +212,15 @@ class Teacher:
             self.usage.requests += 1
             self.usage.prompt_tokens += int(usage.get("prompt_tokens") or 0)
             self.usage.completion_tokens += int(usage.get("completion_tokens") or 0)
-        msg = (data["choices"][0] or {}).get("message") or {}
+        choice = data["choices"][0] or {}
+        msg = choice.get("message") or {}
         text = msg.get("content") or ""
+        if choice.get("finish_reason") == "length":
+            with self._lock:
+                self.usage.failures += 1
+                self.usage.cut_off += 1
+            raise TeacherError(f"the teacher's reply was cut off at max_tokens ({body['max_tokens']}): "
+                               "raise --max-tokens")
         value = first_json_object(text)
         if value is None:
             with self._lock:
