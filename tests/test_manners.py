@@ -46,3 +46,34 @@ def test_eval_compare_prints_its_table_on_stdout(invoke_c1, tmp_path):
     assert res.rc == 0, res.stderr
     assert "F1" in res.stdout and "−0.250" in res.stdout
     assert "0.250" not in res.stderr
+
+
+# --- the README's one install reads every format it lists -----------------------------------------
+
+
+def _core_distributions() -> set[str]:
+    import re
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    return {re.split(r"[\s<>=!~\[;]", dep, maxsplit=1)[0].lower() for dep in project["dependencies"]}
+
+
+def test_the_core_install_reads_every_format_the_readme_lists():
+    """Each extension of the README's `c1 index` paragraph (scanned pages aside: `c1[ocr]`) is read with
+    libraries of the core dependencies, none from an extra."""
+    import importlib.metadata
+    import re
+
+    from c1.index.loaders.registry import formats
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    listed = re.search(r"^Reads (.*?)scanned pages", readme, re.M | re.S).group(1)
+    extensions = set(re.findall(r"\.[a-z]+\b", listed))
+    assert {".pdf", ".docx", ".pptx", ".epub", ".xlsx"} <= extensions, listed
+    by_extension = {ext: fmt for fmt in formats().values() for ext in fmt.extensions}
+    core, providers = _core_distributions(), importlib.metadata.packages_distributions()
+    for ext in sorted(extensions):
+        for module in by_extension[ext].modules:
+            dists = {d.lower() for d in providers.get(module, [])}
+            assert dists & core, f"{ext} needs {module} ({dists or 'not installed'}), which the core install lacks"
