@@ -77,3 +77,42 @@ def test_the_core_install_reads_every_format_the_readme_lists():
         for module in by_extension[ext].modules:
             dists = {d.lower() for d in providers.get(module, [])}
             assert dists & core, f"{ext} needs {module} ({dists or 'not installed'}), which the core install lacks"
+
+
+# --- the README's examples never mix c1's own manual into the user's default collection -----------
+
+
+def _readme_commands(name: str, blocks: slice = slice(None)) -> list[list[str]]:
+    """Every ``c1 NAME ...`` of the README's bash blocks, as words (one per ``&&``/``|``/``;`` segment)."""
+    import re
+    import shlex
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", readme, re.S)[blocks]:
+        for line in block.splitlines():
+            for segment in re.split(r"&&|\|\||\||;", line.split("  #")[0]):
+                words = shlex.split(segment, comments=True)
+                if words[:2] == ["c1", name]:
+                    commands.append(words[2:])
+    return commands
+
+
+def _collection(words: list[str]) -> str:
+    for flag in ("--collection", "-c"):
+        if flag in words:
+            return words[words.index(flag) + 1]
+    return "default"
+
+
+def test_readme_never_indexes_the_checkout_into_the_default_collection():
+    root = Path(__file__).parents[1]
+    indexed = _readme_commands("index")
+    assert indexed, "no `c1 index` in the README"
+    for words in indexed:
+        paths = [w for w in words if not w.startswith("-") and w != _collection(words)]
+        own = [p for p in paths if not p.startswith(("~", "/")) and (root / p).exists()]
+        assert not own or _collection(words) != "default", f"`c1 index {' '.join(words)}` puts {own} of the checkout into the default collection"
+    # the install line's first search asks the collection it has just made
+    (first_index,), (first_search,) = _readme_commands("index", slice(1)), _readme_commands("search", slice(1))
+    assert _collection(first_search) == _collection(first_index)
