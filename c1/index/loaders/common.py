@@ -109,14 +109,14 @@ def join_pages(texts: list[str]) -> tuple[str, list[tuple[int, int]]]:
 
 def row_text(cells: list[str], headers: list[str] | None = None) -> str:
     """One table row as a line: ``Region: West | Sales: 1,200`` with column headers, else
-    ``West | 1,200``; empty cells left out, a cell repeated by a merge written once."""
-    parts, previous = [], None
+    ``West | 1,200``; empty cells left out. Every other cell is kept, equal neighbours too: a
+    merged cell comes to this function once (the loaders blank the cells its range covers),
+    so two equal values are two values."""
+    parts = []
     for i, cell in enumerate(cells):
         cell = " ".join(str(cell).split())
-        if not cell or cell == previous:
-            previous = cell or previous
+        if not cell:
             continue
-        previous = cell
         header = headers[i] if headers and i < len(headers) else ""
         parts.append(f"{header}: {cell}" if header and header != cell else cell)
     return " | ".join(parts)

@@ -22,7 +22,7 @@ def load_docx(path: str) -> Loaded:
     lines: list[tuple[str, float | None]] = []
     for block in document.iter_inner_content():
         if hasattr(block, "rows"):
-            blocks.append(table_text([[clean(cell.text) for cell in row.cells] for row in block.rows]))
+            blocks.append(table_text([_row_cells(row) for row in block.rows]))
             continue
         text = clean(block.text).strip()
         if text:
@@ -35,6 +35,20 @@ def load_docx(path: str) -> Loaded:
     title = document_title(clean(props.title or ""), lines, [], path)
     meta = {"author": clean(props.author or "")} if props.author else {}
     return [Document(key=path, path=path, title=title, text=text, meta=meta)], []
+
+
+def _row_cells(row) -> list[str]:
+    """A row's text per grid column, from the file's own merges: a cell spanning columns
+    (``gridSpan``) gives its text to the first and leaves the others blank, and a cell that
+    continues a vertical merge (``vMerge``) is blank, so a merged value is written once.
+    (python-docx's ``row.cells`` repeats the merged cell in each column it covers.)"""
+    from docx.table import _Cell
+
+    cells = [""] * row._tr.grid_before
+    for tc in row._tr.tc_lst:
+        text = "" if tc.vMerge == "continue" else clean(_Cell(tc, row.table).text)
+        cells += [text] + [""] * (tc.grid_span - 1)
+    return cells
 
 
 def _style_size(paragraph) -> float:

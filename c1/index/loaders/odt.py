@@ -40,11 +40,43 @@ def _collect(element, blocks: list[tuple[str, float]]) -> None:
                 level = child.getAttribute("outlinelevel") if name == "h" else None
                 blocks.append((text, 4.0 - min(int(level or 1), 3) * 0.5 if name == "h" else 1.0))
         elif name == "table":
-            rows = [[clean(teletype.extractText(cell)) for cell in _cells(row)] for row in _rows(child)]
-            if table := table_text(rows):
+            if table := table_text(table_rows(child)):
                 blocks.append((table, 1.0))
         elif name is not None:
             _collect(child, blocks)  # lists, sections, frames: what they hold
+
+
+_MAX_REPEAT = 1000
+"""Copies made of a repeated row or cell: writers mark the empty rest of a sheet as one row or
+cell repeated up to a million times."""
+
+
+def table_rows(table) -> list[list[str]]:
+    """A table's rows as cell texts per column. A cell a merge covers
+    (``covered-table-cell``) is blank, so a merged value is written once; a row or cell marked
+    as repeated (``number-*-repeated``, how writers store equal neighbours) is repeated."""
+    from odf import teletype
+
+    rows = []
+    for row in _rows(table):
+        cells: list[str] = []
+        for cell in _cells(row):
+            covered = cell.qname[1] == "covered-table-cell"
+            text = "" if covered else clean(teletype.extractText(cell))
+            cells += [text] * _repeat(cell, "numbercolumnsrepeated")
+        while cells and not cells[-1].strip():
+            cells.pop()
+        rows += [cells] * (_repeat(row, "numberrowsrepeated") if any(cells) else 1)
+    return rows
+
+
+def _repeat(element, attribute: str) -> int:
+    """How many times ``element`` stands for itself (its repeat count, at most ``_MAX_REPEAT``)."""
+    try:
+        count = int(element.getAttribute(attribute) or 1)
+    except ValueError:
+        count = 1
+    return max(1, min(count, _MAX_REPEAT))
 
 
 def _rows(table) -> list:
@@ -59,7 +91,8 @@ def _rows(table) -> list:
 
 
 def _cells(row) -> list:
-    return [c for c in row.childNodes if getattr(c, "qname", (None, None))[1] == "table-cell"]
+    return [c for c in row.childNodes
+            if getattr(c, "qname", (None, None))[1] in ("table-cell", "covered-table-cell")]
 
 
 def _metadata(document) -> dict[str, str]:

@@ -44,12 +44,18 @@ def _shape_texts(shape) -> list[str]:
     if getattr(shape, "shapes", None) is not None:  # a group: its members, in order
         return [t for member in shape.shapes for t in _shape_texts(member)]
     if getattr(shape, "has_table", False) and shape.has_table:
-        text = table_text([[clean(cell.text) for cell in row.cells] for row in shape.table.rows])
+        text = table_text([[_cell_text(cell) for cell in row.cells] for row in shape.table.rows])
         return [text] if text else []
     if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
         text = clean(shape.text_frame.text).strip()
         return [text] if text else []
     return []
+
+
+def _cell_text(cell) -> str:
+    """A table cell's text; blank when a merge covers it (its text, which PowerPoint keeps but
+    does not show, is not the merged range's), so a merged value is written once."""
+    return "" if cell.is_spanned else clean(cell.text)
 
 
 register(Format("pptx", (".pptx",), load_pptx, extra="office", modules=("pptx",)))

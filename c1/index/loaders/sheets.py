@@ -11,6 +11,9 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import re
+import zipfile
+import zlib
 
 from c1.index.documents import Document, Skip
 from c1.index.loaders.common import clean, join_pages, read_bytes, table_text
@@ -38,7 +41,7 @@ def load_xlsx(path: str) -> Loaded:
                                 f"{MAX_CELLS:,}-cell limit" + (" (per file)" if cells <= MAX_CELLS else ""))
                 sheets.append("")
                 continue
-            rows, budget = _rows(sheet.iter_rows(values_only=True), budget)
+            rows, budget = _rows(sheet.iter_rows(values_only=True), budget, _merged_ranges(sheet))
             if budget < 0:  # a sheet larger than its <dimension> said
                 warnings.append(f"sheet {sheet.title!r} cut at the {MAX_CELLS:,}-cell limit")
                 budget = 0
@@ -73,18 +76,48 @@ def load_csv(path: str) -> Loaded:
     return [Document(key=path, path=path, title=document_title("", [], [], path), text=body)], warnings
 
 
-def _rows(rows, budget: int) -> tuple[list[list[str]], int]:
+def _rows(rows, budget: int, merges: list[Range] = ()) -> tuple[list[list[str]], int]:
     """Non-empty rows as lists of cell strings, and the cells left of ``budget`` (-1: the rows
-    were cut when it ran out)."""
-    out = []
-    for row in rows:
+    were cut when it ran out). The cells a merged range covers are blank but its first, so a
+    merged value is written once."""
+    out, merges, active = [], sorted(merges, key=lambda r: r[1]), []
+    for number, row in enumerate(rows, 1):
         budget -= len(row)
         if budget < 0:
             return out, -1
         cells = [_cell(value) for value in row]
+        while merges and merges[0][1] <= number:
+            active.append(merges.pop(0))
+        active = [r for r in active if r[3] >= number]
+        for first_column, first_row, last_column, _ in active:
+            start = first_column if number == first_row else first_column - 1
+            cells[start:last_column] = [""] * len(cells[start:last_column])
         if any(cells):
             out.append(cells)
     return out, budget
+
+
+Range = tuple[int, int, int, int]
+"""A merged range: first column, first row, last column, last row (1-based, inclusive)."""
+_MERGE_REF = re.compile(rb'<(?:\w+:)?mergeCell\b[^>]*?\bref="([A-Za-z]+[0-9]+:[A-Za-z]+[0-9]+)"')
+
+
+def _merged_ranges(sheet) -> list[Range]:
+    """The sheet's merged ranges, read from its XML (after the cells there): openpyxl's
+    read-only sheets, which stream the cells, do not read them. A range's cells but the first
+    may hold hidden values (LibreOffice keeps them)."""
+    from openpyxl.utils.cell import range_boundaries
+
+    refs: set[bytes] = set()
+    tail = b""
+    try:
+        with sheet._get_source() as source:
+            while chunk := source.read(1 << 20):
+                refs.update(_MERGE_REF.findall(tail + chunk))
+                tail = chunk[-256:]  # a tag cut by the chunk's end is found whole next time
+    except (OSError, KeyError, AttributeError, zipfile.BadZipFile, zlib.error):
+        return []
+    return [range_boundaries(ref.decode("ascii")) for ref in refs]
 
 
 def _cell(value) -> str:

@@ -1,0 +1,183 @@
+"""Issue 33 (a user's own drive): a table keeps every cell, merges come from the file's own merge
+ranges; the walk stays inside the named folder; titles that read as titles.
+
+Every file here is a real one, written by the library that writes the format.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from c1.index.loaders import load
+from c1.index.walk import Source
+
+HEADER = ["Quarter", "Budget", "Actual", "Forecast"]
+ROW = ["Q2", "75000", "75000", "80000"]  # Budget and Actual are equal: two values, two cells
+KEPT = "Quarter: Q2 | Budget: 75000 | Actual: 75000 | Forecast: 80000"
+
+
+def text_of(path: Path, kind: str) -> str:
+    docs = load(Source(str(path), kind))
+    assert len(docs) == 1
+    return docs[0].text
+
+
+def lines_with(text: str, word: str) -> list[str]:
+    return [line for line in text.splitlines() if word in line]
+
+
+# --- defect 1: equal neighbours are two cells; a merged range's value is written once ----------
+
+
+def test_csv_keeps_a_cell_equal_to_its_neighbour(tmp_path):
+    path = tmp_path / "budget.csv"
+    path.write_text(",".join(HEADER) + "\n" + ",".join(ROW) + "\n")
+    assert KEPT in text_of(path, "csv")
+
+
+def make_xlsx(path: Path) -> Path:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Plan"
+    sheet.append(HEADER)
+    sheet.append(ROW)
+    sheet.append(["H2 total", None, None, None])
+    sheet.merge_cells("A3:D3")  # a real merged range: its value is in A3 only
+    other = book.create_sheet("Merged header")
+    other.append(["Region", "Sales", None])
+    other.merge_cells("B1:C1")
+    other.append(["West", "1200", "1300"])
+    book.save(path)
+    return path
+
+
+def test_xlsx_keeps_equal_cells_and_a_merge_once(tmp_path):
+    text = text_of(make_xlsx(tmp_path / "plan.xlsx"), "xlsx")
+    assert KEPT in text
+    assert lines_with(text, "H2 total") == ["Quarter: H2 total"]
+    assert "Region | Sales" in text and text.count("Sales") == 2  # the header line and West's row
+    assert "Region: West | Sales: 1200 | 1300" in text
+
+
+def test_xlsx_merge_ranges_blank_the_cells_they_cover(tmp_path):
+    """LibreOffice keeps a merged range's hidden values in the cells it covers; the range, read
+    from the sheet's XML, says which are hidden."""
+    import zipfile
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active.append(HEADER)
+    book.active.append(["Q3", "closed", "hidden one", "hidden two"])
+    book.active.append(["Q4", "tall", "1", "2"])
+    book.active.append(["hidden three", "3", "4", "5"])
+    plain = tmp_path / "plain.xlsx"
+    book.save(plain)
+    merged = tmp_path / "merged.xlsx"
+    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(merged, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                ranges = b'<mergeCells count="2"><mergeCell ref="B2:D2"/><mergeCell ref="A3:A4"/></mergeCells>'
+                data = data.replace(b"</sheetData>", b"</sheetData>" + ranges)
+            target.writestr(item, data)
+    text = text_of(merged, "xlsx")
+    assert "Quarter: Q3 | Budget: closed" in text.splitlines()
+    assert "Quarter: Q4 | Budget: tall | Actual: 1 | Forecast: 2" in text.splitlines()
+    assert "Budget: 3 | Actual: 4 | Forecast: 5" in text.splitlines()
+    assert "hidden" not in text
+
+
+def make_docx(path: Path) -> Path:
+    import docx
+
+    document = docx.Document()
+    table = document.add_table(rows=4, cols=4)
+    for row, values in enumerate([HEADER, ROW]):
+        for column, value in enumerate(values):
+            table.cell(row, column).text = value
+    across = table.cell(2, 1).merge(table.cell(2, 3))  # gridSpan over three columns
+    across.text = "closed"
+    table.cell(2, 0).text = "Q3"
+    down = table.cell(2, 0).merge(table.cell(3, 0))  # vMerge: Q3 over two rows
+    down.text = "Q3"
+    for column, value in enumerate(["10", "11", "12"], 1):
+        table.cell(3, column).text = value
+    document.save(path)
+    return path
+
+
+def test_docx_keeps_equal_cells_and_writes_a_merge_once(tmp_path):
+    text = text_of(make_docx(tmp_path / "plan.docx"), "docx")
+    assert KEPT in text
+    assert "Quarter: Q3 | Budget: closed" in lines_with(text, "closed")  # spans Actual, Forecast
+    assert text.count("closed") == 1
+    assert text.count("Q3") == 1  # the vertical merge, once
+    assert "Budget: 10 | Actual: 11 | Forecast: 12" in text
+
+
+def make_pptx(path: Path) -> Path:
+    import pptx
+    from pptx.util import Inches
+
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[5])
+    slide.shapes.title.text = "Plan"
+    table = slide.shapes.add_table(3, 4, Inches(0.5), Inches(1.5), Inches(8), Inches(2)).table
+    for row, values in enumerate([HEADER, ROW]):
+        for column, value in enumerate(values):
+            table.cell(row, column).text = value
+    table.cell(2, 0).text = "Q3"
+    table.cell(2, 1).merge(table.cell(2, 3))
+    table.cell(2, 1).text = "closed"
+    table.cell(2, 2).text = "hidden"  # a spanned cell's text: kept in the file, never shown
+    presentation.save(path)
+    return path
+
+
+def test_pptx_keeps_equal_cells_and_writes_a_merge_once(tmp_path):
+    text = text_of(make_pptx(tmp_path / "plan.pptx"), "pptx")
+    assert KEPT in text
+    assert "Quarter: Q3 | Budget: closed" in text
+    assert "hidden" not in text
+
+
+def make_odt(path: Path) -> Path:
+    from odf.opendocument import OpenDocumentText
+    from odf.table import CoveredTableCell, Table, TableCell, TableColumn, TableRow
+    from odf.text import P
+
+    document = OpenDocumentText()
+    table = Table(name="Plan")
+    table.addElement(TableColumn(numbercolumnsrepeated=4))
+
+    def row(*cells):
+        element = TableRow()
+        for cell in cells:
+            element.addElement(cell)
+        table.addElement(element)
+
+    def cell(text="", **attributes):
+        element = TableCell(**attributes)
+        if text:
+            element.addElement(P(text=text))
+        return element
+
+    row(*(cell(h) for h in HEADER))
+    row(cell("Q2"), cell("75000", numbercolumnsrepeated=2), cell("80000"))  # how writers store equals
+    row(cell("Q3"), cell("closed", numbercolumnsspanned=3), CoveredTableCell(), CoveredTableCell())
+    row(cell("Q4"), cell(numbercolumnsrepeated=2), cell("99"))  # blanks keep the columns in place
+    document.text.addElement(table)
+    document.save(str(path))
+    return path
+
+
+def test_odt_keeps_repeated_cells_and_writes_a_merge_once(tmp_path):
+    text = text_of(make_odt(tmp_path / "plan.odt"), "odt")
+    assert KEPT in text
+    assert "Quarter: Q3 | Budget: closed" in text and text.count("closed") == 1
+    assert "Quarter: Q4 | Forecast: 99" in text
