@@ -131,6 +131,7 @@ def index(
     embed_model: EmbedModel = None,
     embedder: EmbedderOpt = None,
     max_file_mb: Annotated[Optional[float], typer.Option("--max-file-mb", help=f"Skip files larger than this {default_text('max_file_mb')}.")] = None,
+    follow: Annotated[bool, typer.Option("--follow", "-L", help="Follow symbolic links out of the named folders too (a link to a folder holding them never).")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any file was skipped.")] = False,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the vectors and the lexical index from the manifest first (a damaged store; the vectors with the default or --embedder model).")] = False,
     ocr: Annotated[bool, typer.Option("--ocr", help="OCR every PDF page, even those with a text layer (needs c1[ocr]).")] = False,
@@ -146,7 +147,7 @@ def index(
     from c1.commands.index import run_index
 
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url,
-                         embed_model=embed_model, embedder=embedder, max_file_mb=max_file_mb)
+                         embed_model=embed_model, embedder=embedder, max_file_mb=max_file_mb, follow=follow or None)
     _run(run_index, settings, paths, strict=strict, json_out=json_out, quiet=quiet, rebuild=rebuild, ocr=ocr,
          watch=watch, debounce=debounce, keywords_only=keywords_only)
 
@@ -233,11 +234,37 @@ def agent_options(fn):
     def command(**kwargs):
         flags = {name: kwargs.pop(name) for name in AGENT_OPTIONS}
         base_urls = tuple(flags.pop("base_url") or ())
-        return fn(settings=_settings(base_urls=base_urls, **flags), **kwargs)
+        return fn(settings=_server_must_answer(_settings(base_urls=base_urls, **flags), flags["policy"], base_urls), **kwargs)
 
     command.__signature__ = sig.replace(parameters=own + shared)
     command.__annotations__ = {**{p.name: p.annotation for p in own}, **AGENT_OPTIONS}
     return command
+
+
+def _server_must_answer(settings, policy_flag: str | None, base_urls_flag: tuple[str, ...]):
+    """A model server named for this command (``--base-url`` or ``$C1_BASE_URLS``) with no policy asked for
+    anywhere: it must answer, as with ``--policy llm`` (one line, exit 2), instead of the built-in policy
+    silently taking its place. A server of the config file is a standing default, and ``--policy auto``
+    asks for the fallback: both still fall back, with a warning."""
+    if settings.policy != "auto" or policy_flag is not None or os.environ.get("C1_POLICY"):
+        return settings
+    if not (base_urls_flag or os.environ.get("C1_BASE_URLS")) or "policy" in _config_keys():
+        return settings
+    import dataclasses
+
+    return dataclasses.replace(settings, policy="llm")
+
+
+def _config_keys() -> set[str]:
+    """The keys the config file sets (it was read and checked once already: a problem here is none)."""
+    import tomllib
+
+    from c1.config import config_path
+
+    try:
+        return set(tomllib.loads(config_path().read_text()))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return set()
 
 
 def option_of(cls, name: str):
@@ -391,6 +418,22 @@ def train_collect(
                          policy=policy, base_urls=tuple(base_url or ()), model=model, api_key=api_key,
                          reasoning_effort=reasoning_effort, temperature=temperature, budget=budget, max_turns=max_turns)
     _run(run_collect, settings, flags, tasks=tasks, out=out, seed=seed, json_out=json_out, quiet=quiet)
+
+
+@train_app.command("ranker")
+def train_ranker(
+    collection: Collection = None,
+    home: Home = None,
+    chroma_url: ChromaUrl = None,
+    questions: Annotated[int, typer.Option("--questions", "-n", help="Questions to generate from the collection and fit on.")] = 200,
+    json_out: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """Refit the built-in policy's document ranker on questions made from your own collection (no model needed)."""
+    from c1.commands.ranker import run_ranker
+
+    settings = _settings(collection=collection, home=home, chroma_url=chroma_url)
+    _run(run_ranker, settings, questions=questions, json_out=json_out, quiet=quiet)
 
 
 @train_app.command("sft")

@@ -109,12 +109,12 @@ def test_usage_errors_are_one_line(invoke_c1, args, fragment):
 
 @pytest.mark.slow
 def test_a_named_server_that_does_not_answer_is_said_for_the_batch_as_for_one_search(home, questions):
-    """--batch with --base-url of a server that is down: the built-in policy runs, the warning is on
+    """--batch with --base-url of a server that is down and --policy auto: the built-in policy runs, the warning is on
     stderr even with --quiet, and every row's stats carry it (policy_warning), as a single search's do."""
     from llm_server import closed_port_url
 
     url = closed_port_url()
-    rc, rows, stderr = batch(home, "-", "--base-url", url, "-q", "--max-turns", "2", stdin=questions[0] + "\n")
+    rc, rows, stderr = batch(home, "-", "--base-url", url, "--policy", "auto", "-q", "--max-turns", "2", stdin=questions[0] + "\n")
     assert rc == 0, stderr
     assert url in stderr
     assert rows and all(url in r["stats"]["policy_warning"] for r in rows)

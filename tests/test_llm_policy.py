@@ -517,7 +517,7 @@ def test_cli_auto_falls_back_and_says_so(hotpot_index: HotpotIndex):
     from conftest import run_cli
 
     url = closed_port_url()
-    res = run_cli(["search", hotpot_index.questions[3]["question"], "--base-url", url, "--json", "--max-turns", "3"],
+    res = run_cli(["search", hotpot_index.questions[3]["question"], "--base-url", url, "--policy", "auto", "--json", "--max-turns", "3"],
                   hotpot_index.env, timeout=300)
     assert res.rc == 0, res.stderr
     out = res.json()

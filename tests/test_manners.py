@@ -116,3 +116,43 @@ def test_readme_never_indexes_the_checkout_into_the_default_collection():
     # the install line's first search asks the collection it has just made
     (first_index,), (first_search,) = _readme_commands("index", slice(1)), _readme_commands("search", slice(1))
     assert _collection(first_search) == _collection(first_index)
+
+
+# --- a model server named for the command must answer --------------------------------------------
+
+
+def _closed_port_url() -> str:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture
+def keyword_collection(invoke_c1, tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "nile.txt").write_text("The Nile is a river in Africa. It flows north into the Mediterranean.\n")
+    res = invoke_c1("index", folder, "--keywords-only", "-q")
+    assert res.rc == 0, res.stderr
+    return folder
+
+
+def test_a_named_base_url_that_does_not_answer_is_an_error(invoke_c1, keyword_collection, tmp_path, monkeypatch):
+    url = _closed_port_url()
+    res = invoke_c1("search", "which river is in Africa?", "--base-url", url)
+    res.assert_one_line_error(2, url, "unreachable")
+    monkeypatch.setenv("C1_BASE_URLS", url)  # the environment names it for this command too
+    invoke_c1("search", "which river is in Africa?").assert_one_line_error(2, url)
+    monkeypatch.delenv("C1_BASE_URLS")
+    # asked for: --policy auto falls back, saying so; a config file's server is a standing default and falls back too
+    config = tmp_path / "xdg-config" / "c1" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    for args, config_text in ((("--base-url", url, "--policy", "auto"), ""), ((), f'base_urls = ["{url}"]\n')):
+        config.write_text(config_text)
+        res = invoke_c1("search", "which river is in Africa?", *args)
+        assert "is the server running" not in res.stderr, res.stderr
+        if res.rc in (0, 1):  # the fallback ran: it said so
+            assert "did not answer" in res.stderr and "using the built-in policy" in res.stderr, res.stderr

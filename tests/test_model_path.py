@@ -412,7 +412,7 @@ def test_auto_with_a_named_server_that_does_not_answer_warns_even_when_quiet(hot
     from llm_server import closed_port_url
 
     url = closed_port_url()
-    res = run_cli(["search", hotpot_index.questions[0]["question"], "--base-url", url, "--json", "-q", "--max-turns", "2"],
+    res = run_cli(["search", hotpot_index.questions[0]["question"], "--base-url", url, "--policy", "auto", "--json", "-q", "--max-turns", "2"],
                   hotpot_index.env)
     assert res.rc == 0, res.stderr
     out = res.json()
