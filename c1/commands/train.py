@@ -194,8 +194,8 @@ def run_sft(flags: "SftFlags", *, trajectories: Path, model: Path, out: Path, ad
         emit_json(report)
     if not quiet:
         s = report["samples"]
-        err().print(f"sft: {s['samples']} sample(s) from {s['trajectories']} trajectories ({s['too_long']} too long, "
-                    f"{s['unrenderable']} unrenderable), {report['steps']} step(s), loss {report['train_loss']:.4f}, "
+        err().print(f"sft: {s['samples']} sample(s) from {s['trajectories']} trajectories (dropped {s['dropped'] or 'none'}), "
+                    f"{report['steps']} step(s), loss {report['train_loss']:.4f}, "
                     f"{report['seconds']:.1f}s; adapter: {report['adapter']}", soft_wrap=True, markup=False)
     return 0
 

@@ -9,8 +9,10 @@ can be rebuilt later (:func:`visible_messages`) even though pruning rewrites ear
 Every run is scored with the DESIGN.md metrics (:func:`score_run`), then the report's selection
 rules decide what is kept (:func:`select_runs`):
 
-- malformed runs are dropped: the run ended in an error, at the turn limit, or with a final answer
-  that names no document; or at least half of its tool calls were errors;
+- malformed runs are dropped: the run ended without an answer (an error, the turn limit, the
+  budget, a reply cut off at ``max_tokens``, a final answer that names no document: any stop
+  reason but ``answer``); or at least half of its tool calls were errors. The report counts them
+  by that reason (``dropped["malformed:truncated"]``…);
 - runs that *found the gold but dropped it* are excluded: the truth was in a chunk the run saw,
   but no returned document holds it (the worst habit to imitate);
 - high-recall runs — trajectory recall > 0.5 and output recall > 0.4 — are kept, one per task
@@ -165,6 +167,7 @@ def run_task(corpus, settings, task: dict, policy: Policy, run: int = 0,
         tool_calls=calls,
         turns=agent.stats["turns"],
         pruned=sorted(context.pruned),
+        stop=finished.stop_reason if finished else "error",
     )
     return RunResult(task, run, rec, agent, finished, calls, error, outcome, time.perf_counter() - started)
 
@@ -178,7 +181,7 @@ def score_run(r: RunResult, cfg: SelectConfig = SelectConfig(), reward_cfg: rewa
     malformed = None
     if r.error or stop == "error":
         malformed = f"error: {r.error or 'run error'}"
-    elif stop in ("max_turns", "unparsed_answer"):
+    elif stop != "answer":  # max_turns, budget, truncated, unparsed_answer, cancelled: no answer to imitate
         malformed = stop
     elif calls and stats.get("errors", 0) / calls >= cfg.max_error_share:
         malformed = f"{stats['errors']} of {calls} tool calls failed"
@@ -193,6 +196,14 @@ def score_run(r: RunResult, cfg: SelectConfig = SelectConfig(), reward_cfg: rewa
         "malformed": malformed, "seconds": round(r.seconds, 3),
         "prompt_tokens": stats.get("prompt_tokens", 0), "completion_tokens": stats.get("completion_tokens", 0),
     }
+
+
+def malformed_kind(score: dict) -> str:
+    """Why a malformed run was dropped, in one word: ``error``, ``tool_errors`` or its stop reason."""
+    why = score.get("malformed") or ""
+    if why.startswith("error"):
+        return "error"
+    return why if why.isidentifier() else "tool_errors"
 
 
 def verdict(score: dict, cfg: SelectConfig = SelectConfig()) -> str:
@@ -314,6 +325,8 @@ def collect(corpus, settings, tasks: list[dict], make_policy: Callable[[int], Po
             for s, d in zip(scores, decisions):
                 bucket = report.kept if d.startswith("kept:") else report.dropped
                 key = d.split(":", 1)[1]
+                if key == "malformed":
+                    key = f"malformed:{malformed_kind(s)}"
                 bucket[key] = bucket.get(key, 0) + 1
                 report.runs += 1
                 report.prompt_tokens += s["prompt_tokens"] or 0

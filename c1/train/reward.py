@@ -11,6 +11,13 @@
 - p_prune: 0.1 for every prune call beyond 3 in a row (calls in the order they were made, across
   turns; any other tool call ends the streak), at most 0.5 in total.
 - p_turn: 0 up to 64 turns, rising linearly to 0.5 at 128 turns, 0.5 beyond.
+- a run that stopped without an answer (at the turn limit, at the budget, on a reply cut off at
+  ``max_tokens``, an answer naming no document: any stop reason but ``answer``) returned no
+  document: the loop's substitute list (the documents it saw, :meth:`c1.agent.loop.Agent._fallback`)
+  counts for nothing in F_β and [answer found]; its trajectory recall stays
+  (``RewardConfig.fallback_counts`` = True scores the substitute like an answer). Otherwise a
+  rollout that never answers earns about what one that answers well does, and CISPO does not
+  penalise "never answer".
 - ε (default 0.001) is the floor: penalties never push a reward below it.
 - r_pre — our reading: the largest reward attainable *before* penalties, 0.7 + 0.3 + 1.0 = 2.0
   with the default weights (``RewardConfig.r_max``). As an upper clamp it only binds if someone
@@ -42,6 +49,8 @@ class RewardConfig:
     turn_cap: float = 0.5
     beta_start: float = 4.0
     beta_end: float = 2.0
+    fallback_counts: bool = False
+    """Score the documents a run that stopped without an answer was shown as if it had returned them."""
 
     @property
     def upper(self) -> float:
@@ -97,6 +106,12 @@ class Outcome:
     tool_calls: list[str]
     turns: int
     pruned: list[str] | None = None
+    stop: str = "answer"
+    """The run's stop reason (c1.agent.events.Finished): only ``answer`` is an answer."""
+
+    @property
+    def answered(self) -> bool:
+        return self.stop == "answer"
 
 
 @dataclass
@@ -111,6 +126,9 @@ class Reward:
     answer_found: bool
     p_prune: float
     p_turn: float
+    stop: str = "answer"
+    scored_returned: bool = True
+    """False when the returned documents were the loop's substitute and counted for nothing."""
 
     def to_json(self) -> dict:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -123,15 +141,17 @@ def answer_found(o: Outcome) -> bool:
 
 
 def reward(o: Outcome, beta: float, cfg: RewardConfig = RewardConfig()) -> Reward:
-    p = metrics.precision(o.returned, o.gold)
-    r = metrics.recall(o.returned, o.gold)
+    counts = o.answered or cfg.fallback_counts
+    returned = o.returned if counts else []
+    p = metrics.precision(returned, o.gold)
+    r = metrics.recall(returned, o.gold)
     fb = f_beta(p, r, beta)
     tr = metrics.trajectory_recall(o.seen, o.gold)
-    found = answer_found(o)
+    found = counts and answer_found(o)
     pp, pt = prune_penalty(o.tool_calls, cfg), turn_penalty(o.turns, cfg)
     raw = cfg.w_f * fb + cfg.w_traj * tr + cfg.w_answer * float(found) - pp - pt
     total = min(max(raw, cfg.epsilon), cfg.upper)
-    return Reward(total, raw, fb, beta, p, r, tr, found, pp, pt)
+    return Reward(total, raw, fb, beta, p, r, tr, found, pp, pt, o.stop, counts)
 
 
 def mean(values: Iterable[float]) -> float:

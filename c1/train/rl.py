@@ -33,6 +33,7 @@ import random
 import shutil
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -248,6 +249,7 @@ class RLTrainer:
             "traj_recall": round(rewards.mean(r.reward.traj_recall for r in everyone), 4),
             "answer_found": round(rewards.mean(float(r.reward.answer_found) for r in everyone), 4),
             "turns": round(rewards.mean(r.stats.get("turns", 0) for r in everyone), 2),
+            "stops": dict(Counter(r.stop for r in everyone)),
             "turn_samples": turns, "sequences": len(samples), "tokens": sum(p.n_completion for p, _ in samples),
             "loss": None, "clip_fraction": None, "ratio_max": None, "sampler_logprobs": None,
             "sampler_weight_mean": None, "sampler_logprob_gap": None, "lr": self.cfg.lr,

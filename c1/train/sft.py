@@ -11,6 +11,11 @@ prompt: the loss is on assistant tokens only. (One sample per turn rather than o
 conversation, because pruning rewrites earlier messages: the context of turn 5 is not a prefix
 of the context of turn 6.) Samples longer than ``max_length`` are dropped, never cut.
 
+Only runs that ended in an answer are trained on: a run stopped at the turn limit, at the budget or
+on a reply cut off at ``max_tokens`` has no final turn to imitate (its last step is a reply that was
+never added, or none), whatever its recall. Every sample, turn or run left out is counted in
+:class:`SampleReport` ``dropped``, by reason.
+
 The dataset goes to TRL pre-tokenized (``input_ids`` + ``labels``), so TRL applies no template
 of its own.
 """
@@ -37,13 +42,36 @@ class SampleReport:
     unrenderable: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    dropped: dict = field(default_factory=dict)
+    """What was left out, by reason: ``no_answer:STOP`` (trajectories), ``unrenderable:…`` (turns),
+    ``empty_completion`` and ``too_long`` (samples)."""
     errors: list[str] = field(default_factory=list)
+
+    def drop(self, reason: str) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + 1
+
+
+def stop_of(rec: dict) -> str:
+    """A trajectory's stop reason: as scored, else read from its messages (an answer is a last
+    assistant message without tool calls, after the last step)."""
+    stop = (rec.get("scores") or {}).get("stop")
+    if stop:
+        return stop
+    msgs, steps = rec.get("messages") or [], rec.get("steps") or []
+    last = msgs[-1] if msgs else {}
+    answered = (bool(steps) and steps[-1].get("n_messages") == len(msgs) - 1 and last.get("role") == "assistant"
+                and not last.get("tool_calls"))
+    return "answer" if answered else "unknown"
 
 
 def build_samples(trajectories: list[dict], renderer, max_length: int) -> tuple[list[dict], SampleReport]:
     rep = SampleReport(trajectories=len(trajectories))
     out = []
     for rec in trajectories:
+        stop = stop_of(rec)
+        if stop != "answer":
+            rep.drop(f"no_answer:{stop}")
+            continue
         for i in range(len(rec["steps"])):
             rep.turns += 1
             try:
@@ -51,15 +79,18 @@ def build_samples(trajectories: list[dict], renderer, max_length: int) -> tuple[
                 pairs = renderer.samples(messages, rec.get("tools") or [], reply, results)
             except (ValueError, KeyError, IndexError) as exc:
                 rep.unrenderable += 1
+                rep.drop(f"unrenderable:{type(exc).__name__}")
                 if len(rep.errors) < 5:
                     rep.errors.append(f"{rec.get('task_id')} run {rec.get('run')} turn {i + 1}: {exc}")
                 continue
             for prompt, completion in pairs:
                 if not completion:
                     rep.unrenderable += 1
+                    rep.drop("empty_completion")
                     continue
                 if len(prompt) + len(completion) > max_length:
                     rep.too_long += 1
+                    rep.drop("too_long")
                     continue
                 out.append({"input_ids": prompt + completion, "labels": [-100] * len(prompt) + completion})
                 rep.samples += 1
@@ -83,8 +114,8 @@ def train_sft(model, tokenizer, renderer, trajectories: list[dict], out_dir: str
     out.mkdir(parents=True, exist_ok=True)
     samples, rep = build_samples(trajectories, renderer, cfg.max_length)
     if not samples:
-        raise ValueError(f"no training sample: {rep.turns} turn(s), {rep.too_long} too long, {rep.unrenderable} unrenderable"
-                         + (f" ({rep.errors[0]})" if rep.errors else ""))
+        raise ValueError(f"no training sample from {rep.trajectories} trajectories: {rep.turns} turn(s), dropped "
+                         f"{rep.dropped or 'nothing'}" + (f" ({rep.errors[0]})" if rep.errors else ""))
     cuda = torch.cuda.is_available()
     import dataclasses
 
