@@ -156,3 +156,27 @@ def test_a_named_base_url_that_does_not_answer_is_an_error(invoke_c1, keyword_co
         assert "is the server running" not in res.stderr, res.stderr
         if res.rc in (0, 1):  # the fallback ran: it said so
             assert "did not answer" in res.stderr and "using the built-in policy" in res.stderr, res.stderr
+
+
+# --- the model cache honours XDG_CACHE_HOME ------------------------------------------------------
+
+
+def test_the_model_cache_is_under_xdg_cache_home(invoke_c1, tmp_path, monkeypatch):
+    """`c1 serve` keeps converted checkpoints and vLLM's log under $XDG_CACHE_HOME/c1; $C1_CACHE_DIR wins."""
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text('{"model_type": "gpt_oss"}')
+    monkeypatch.delenv("C1_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+    def log_path() -> Path:
+        res = invoke_c1("serve", "--dry-run", "--json", "--vllm-model", model, "--no-api")
+        return Path(res.json()["log_path"])
+
+    assert log_path().is_relative_to(tmp_path / "xdg-cache" / "c1")
+    monkeypatch.setenv("C1_CACHE_DIR", str(tmp_path / "mine"))
+    assert log_path().is_relative_to(tmp_path / "mine")
+    monkeypatch.delenv("C1_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # the XDG spec: ignored
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert log_path().is_relative_to(tmp_path / "home" / ".cache" / "c1")

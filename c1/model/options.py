@@ -51,7 +51,7 @@ class ServeOptions:
     quantize: str | None = "mxfp4"
     """``"mxfp4"``: serve MXFP4 experts, converting a BF16 checkpoint first. None: as published."""
     cache_dir: str | None = None
-    """Converted checkpoints and logs; default ``~/.cache/c1``."""
+    """Converted checkpoints and logs; default ``$C1_CACHE_DIR``, ``$XDG_CACHE_HOME/c1`` or ``~/.cache/c1``."""
     extra_args: tuple[str, ...] = ()
     """Passed to ``vllm serve`` verbatim, last."""
     vllm: tuple[str, ...] | None = None

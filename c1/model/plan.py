@@ -104,7 +104,12 @@ class ServePlan:
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("C1_CACHE_DIR") or "~/.cache/c1").expanduser()
+    """``$C1_CACHE_DIR``, else ``$XDG_CACHE_HOME/c1`` (an absolute one: the XDG spec ignores a relative
+    one), else ``~/.cache/c1``."""
+    if os.environ.get("C1_CACHE_DIR"):
+        return Path(os.environ["C1_CACHE_DIR"]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg and os.path.isabs(xdg) else Path("~/.cache").expanduser()) / "c1"
 
 
 def find_vllm(override: Sequence[str] | None = None) -> list[str] | None:
@@ -166,6 +171,22 @@ def _plan_conversion(opts: ServeOptions, folder: Path | None, kind: str | None) 
     return {"source": str(folder), "destination": str(destination), "state": "done" if done else "needed"}
 
 
+def check_window(opts: ServeOptions, config: dict | None) -> None:
+    """A budget the served window cannot hold is refused before anything starts: vLLM would run
+    with a capped window and every search at that budget would be refused (the API's max budget
+    is the window less the reply's room). The window: gpt-oss's longest context, or the
+    checkpoint's own ``max_position_embeddings`` when it says less."""
+    window = MAX_POSITION_EMBEDDINGS
+    own = (config or {}).get("max_position_embeddings")
+    if isinstance(own, int) and 0 < own < window:
+        window = own
+    most = window - opts.reply_headroom
+    if opts.context_budget > most:
+        whose = "the checkpoint's" if window != MAX_POSITION_EMBEDDINGS else "gpt-oss's"
+        raise ServeError(f"--budget {opts.context_budget} does not fit {whose} {window}-token window with "
+                         f"{opts.reply_headroom} tokens of reply room: give --budget {max(most, 0)} or less")
+
+
 def _local_config(folder: Path | None) -> dict | None:
     try:
         return json.loads((folder / "config.json").read_text()) if folder else None
@@ -183,6 +204,7 @@ def plan(opts: ServeOptions, *, gpus: list[GpuInfo] | None = None) -> ServePlan:
     problems: list[dict] = []
     warnings: list[str] = []
     folder, kind = _inspect_checkpoint(opts, problems)
+    check_window(opts, _local_config(folder))
     conversion = _plan_conversion(opts, folder, kind)
     if conversion:
         model_path = conversion["destination"]
@@ -197,8 +219,6 @@ def plan(opts: ServeOptions, *, gpus: list[GpuInfo] | None = None) -> ServePlan:
             {"kind": "vllm", "message": f"vLLM is not installed: {INSTALL_HINT} (needs Linux and an NVIDIA GPU)"}
         )
     max_len = max_model_len_for(opts.context_budget, opts.reply_headroom)
-    if opts.context_budget + opts.reply_headroom > MAX_POSITION_EMBEDDINGS:
-        warnings.append(f"context budget + reply headroom exceeds the model's {MAX_POSITION_EMBEDDINGS} tokens; capped")
     gpu = plan_for(
         detect_gpus() if gpus is None else gpus,
         tensor_parallel_size=opts.tensor_parallel_size,
