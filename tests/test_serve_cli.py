@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 
@@ -64,3 +65,22 @@ def test_api_only_exits_130_on_ctrl_c(c1_home, run_c1, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_serve_refuses_a_budget_the_window_cannot_hold(run_c1, tmp_path):
+    """``--budget 200000`` once warned, started vLLM with a capped window and every search failed:
+    now one line, exit 2, before anything starts (no vLLM needed: the check comes first)."""
+    env = {"C1_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    for extra in ([], ["--dry-run"], ["--rollout", "--no-api"]):
+        result = run_c1("serve", "--budget", "200000", *extra, env=env)
+        result.assert_one_line_error(2, "--budget 200000", "131072-token window", "--budget 122880 or less")
+        assert result.stdout == ""
+    ok = run_c1("serve", "--budget", "122880", "--dry-run", "--json", env=env)
+    assert json.loads(ok.stdout)["max_model_len"] == 131072, ok.stderr
+    # a local checkpoint that says its window is shorter: that window is the limit
+    folder = tmp_path / "short"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "gpt_oss", "max_position_embeddings": 16384}))
+    short = run_c1("serve", "--vllm-model", str(folder), "--budget", "12000", "--no-api", env=env)
+    short.assert_one_line_error(2, "--budget 12000", "checkpoint's 16384-token window", "--budget 8192 or less")
+    assert not (tmp_path / "cache" / "models").exists(), "nothing converted"

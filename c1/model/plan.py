@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from c1.model.errors import INSTALL_HINT
+from c1.model.errors import INSTALL_HINT, ServeError
 from c1.model.gpu import GpuInfo, GpuPlan, detect_gpus, plan_for
 from c1.model.options import (
     MAX_POSITION_EMBEDDINGS,
