@@ -39,9 +39,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import random
 import re
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -49,13 +47,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.suite_tables import ece  # noqa: E402,F401  (bench/calibration_fit.py reads it here)
 from bench.textpool import shared_data  # noqa: E402
 
 OUT = REPO / "bench" / "out"
 SUITE = OUT / "suite"
-KINDS = ("hotpotqa", "musique", "financebench", "mail", "legal", "sheets")
+RUNS = OUT / "suite-runs"
+KINDS = ("hotpotqa", "musique", "financebench", "mail", "legal", "sheets", "scifact")
 SYSTEMS = ("hybrid", "builtin", "builtin@4")
-BANDS = ((0.8, 1.01, "≥ 0.8"), (0.5, 0.8, "0.5-0.8"), (0.2, 0.5, "0.2-0.5"), (0.05, 0.2, "0.05-0.2"), (0.0, 0.05, "< 0.05"))
 SHEETS_VERSION = 1
 
 
@@ -68,6 +67,10 @@ class Item:
     answers: tuple[str, ...] = ()
     pages: tuple[str, ...] = ()
     """FinanceBench: the gold ``<file>#p<page>`` keys."""
+    spans: tuple[tuple[str, int, int], ...] = ()
+    """Legal: the gold ``(relpath, start, end)`` character spans."""
+    copies: dict = dataclasses.field(default_factory=dict)
+    """A gold key → the keys of its copies (a returned copy counts as the gold document)."""
 
 
 @dataclasses.dataclass
@@ -106,20 +109,32 @@ def _index_folder(home: Path, folders: list[Path], embedder) -> None:
     marker.write_text(json.dumps({"documents": report.documents, "chunks": report.total_chunks}))
 
 
-def passage_case(kind: str, embedder) -> Case:
+def passage_case(kind: str, embedder, split: str = "dev") -> Case:
+    """A passage corpus pooled into one collection: HotpotQA, MuSiQue, or SciFact (its claims of ``split``)."""
     from bench.multihop import FILES
     from c1.config import load_settings
     from c1.eval.datasets import corpus_fingerprint, load_dataset
     from c1.eval.runner import collection_name, ensure_collection
 
-    folder, name = FILES[kind]
-    ds = load_dataset(kind, shared_data() / folder / name)
+    if kind == "scifact":  # the generic jsonl layout: corpus.jsonl beside the claims
+        ds = load_dataset("jsonl", shared_data() / "scifact" / "claims_train.jsonl")
+    else:
+        folder, name = FILES[kind]
+        ds = load_dataset(kind, shared_data() / folder / name)
     home = SUITE / f"{kind}-{embedder.name}"
     settings = load_settings().with_flags(home=str(home))
-    coll = collection_name(ds.name, corpus_fingerprint(ds.passages, []), settings, embedder.name, False)
+    coll = collection_name(kind, corpus_fingerprint(ds.passages, []), settings, embedder.name, False)
     settings, built = ensure_collection(settings, embedder, coll, ds.passages)
-    items = [Item(q.id, q.question, tuple(q.gold), tuple(q.answers)) for q in ds.questions]
-    return Case(kind, home, coll, items)
+    questions = [q for q in ds.questions if kind != "scifact" or scifact_split(q.id) == split]
+    items = [Item(q.id, q.question, tuple(q.gold), tuple(q.answers)) for q in questions]
+    return Case(kind if kind != "scifact" or split == "dev" else "scifact-held", home, coll, items)
+
+
+def scifact_split(qid: str) -> str:
+    """``dev`` for a claim whose number is even (``train-12``), ``held`` for an odd one: the held half is
+    kept out of development (``--split held`` measures it)."""
+    m = re.search(r"(\d+)$", qid)
+    return "dev" if m and int(m[1]) % 2 == 0 else "held"
 
 
 def financebench_case(embedder) -> Case:
@@ -164,125 +179,24 @@ def legal_case(embedder) -> Case:
     for line in (shared_data() / "legal" / "queries.jsonl").read_text().splitlines():
         if line.strip():
             r = json.loads(line)
-            items.append(Item(r["id"], r["question"], tuple(r["gold_ids"])))
+            spans = tuple((f, int(a), int(b)) for f, a, b in r.get("gold_spans", ()))
+            items.append(Item(r["id"], r["question"], tuple(r["gold_ids"]), spans=spans))
     return Case("legal", home, "suite", items, key="relpath", root=str(root.resolve()))
 
 
 # --- the spreadsheet case --------------------------------------------------------------------
 
-REGIONS = ("North", "South", "East", "West", "Central")
-PRODUCTS = ("Widgets", "Gaskets", "Valves")
-FIRST = ("Dana", "Marcus", "Priya", "Tomasz", "Elena", "Kwame", "Hiroshi", "Sofia", "Liam", "Aisha", "Mateo", "Ingrid",
-         "Rahul", "Chloe", "Oskar", "Yara", "Felix", "Nadia", "Victor", "Greta")
-LAST = ("Whitfield", "Okafor", "Lindqvist", "Brennan", "Castellano", "Nakamura", "Abernathy", "Kowalczyk", "Delacroix",
-        "Haddad", "Romero", "Sorensen", "Mwangi", "Petrov", "Quintero", "Fairbanks", "Iyer", "Moreau", "Holloway", "Varga")
-COMPANIES = ("Corvel Logistics", "Brightwater Foods", "Halcyon Freight", "Tessaro Plastics", "Northgate Supply",
-             "Alder & Finch", "Meridian Tooling", "Bluecrest Energy", "Oakmont Realty", "Quarry Lane Media")
-TOPICS = ("the warehouse lease", "the spring catalogue", "the forklift maintenance contract", "the new packaging line",
-          "the Denver trade show", "the freight rates for next year", "the office move", "the safety audit",
-          "the payroll software", "the holiday shipping schedule")
-WAREHOUSES = ("Reno", "Dayton", "Savannah", "Tacoma")
-
-
 def _sheets_files(folder: Path) -> list[Item]:
-    """Write the spreadsheet folder (fixed seed) and return its questions."""
-    import csv
+    """Write the spreadsheet folder (fixed seed) and return its questions (bench/suite_sheets.py)."""
+    from bench import suite_sheets
 
-    import openpyxl
-
-    from bench.textpool import hotpot_records
-
-    rng = random.Random(18)
-    folder.mkdir(parents=True, exist_ok=True)
-    items: list[Item] = []
-    # sales workbook: one row per region, quarter, year, product
-    book = openpyxl.Workbook()
-    sheet = book.active
-    sheet.title = "Sales"
-    sheet.append(["Region", "Quarter", "Year", "Product", "Units", "Sales (USD)"])
-    rows = []
-    for year in (2022, 2023):
-        for q in ("Q1", "Q2", "Q3", "Q4"):
-            for region in REGIONS:
-                for product in PRODUCTS:
-                    units = rng.randint(120, 990)
-                    sales = units * rng.choice((37, 41, 53, 68))
-                    sheet.append([region, q, year, product, units, sales])
-                    rows.append((region, q, year, product, units, sales))
-    book.save(folder / "regional_sales.xlsx")
-    # budget workbook: the same region / quarter / year columns, other figures
-    book = openpyxl.Workbook()
-    sheet = book.active
-    sheet.title = "Budget"
-    sheet.append(["Region", "Quarter", "Year", "Department", "Budget (USD)"])
-    for year in (2022, 2023):
-        for q in ("Q1", "Q2", "Q3", "Q4"):
-            for region in REGIONS:
-                for dept in ("Marketing", "Operations"):
-                    sheet.append([region, q, year, dept, rng.randint(20, 90) * 1000])
-    book.save(folder / "department_budget.xlsx")
-    # inventory
-    with open(folder / "inventory.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["SKU", "Product", "Warehouse", "On hand", "Reorder level"])
-        inv = []
-        for i, (product, wh) in enumerate((p, w_) for p in PRODUCTS for w_ in WAREHOUSES):
-            row = (f"SKU-{4100 + i}", product, wh, rng.randint(10, 900), rng.randint(50, 200))
-            w.writerow(row)
-            inv.append(row)
-    # contacts, and one meeting note per topic naming one of them
-    people = []
-    names = [(a, b) for a in FIRST for b in LAST]
-    rng.shuffle(names)
-    for i, (first, last) in enumerate(names[:40]):
-        company = COMPANIES[i % len(COMPANIES)]
-        email = f"{first.lower()}.{last.lower()}@{re.sub(r'[^a-z]', '', company.lower())}.com"
-        phone = f"+1 555 {rng.randint(100, 999)} {rng.randint(1000, 9999)}"
-        people.append((f"{first} {last}", company, rng.choice(("Buyer", "Account manager", "Director", "Engineer")),
-                       email, phone, rng.choice(("Boston", "Austin", "Denver", "Chicago", "Seattle"))))
-    with open(folder / "contacts.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["Name", "Company", "Role", "Email", "Phone", "City"])
-        w.writerows(people)
-    notes = folder / "notes"
-    notes.mkdir(exist_ok=True)
-    for i, topic in enumerate(TOPICS):
-        person = people[3 * i]
-        first = person[0].split()[0]
-        (notes / f"meeting-{i + 1:02d}.md").write_text(
-            f"# Meeting notes {i + 1}\n\nMet {person[0]} ({person[1]}) today about {topic}. {first} wants a written "
-            f"proposal by the end of the month and will check the figures with their team. Next step: send the "
-            f"draft and book a follow-up call.\n")
-        items.append(Item(f"hop-{i}", f"What is the phone number of the person I met about {topic}?",
-                          (f"notes/meeting-{i + 1:02d}.md", "contacts.csv"), (person[4],)))
-    for i, rec in enumerate(hotpot_records()[:30]):
-        for title, sents in rec["context"][:5]:
-            safe = re.sub(r"[^A-Za-z0-9]+", "_", title)[:60]
-            (notes / f"wiki-{i:03d}-{safe}.txt").write_text(f"{title}\n\n{''.join(sents)}\n")
-    # questions: rows by their values, rows by a column name and a value
-    for n, (region, q, year, product, units, sales) in enumerate(rng.sample(rows, 15)):
-        items.append(Item(f"row-{n}", f"{region} region {q} {product} sales {year}", ("regional_sales.xlsx",),
-                          (str(sales),)))
-    for n, person in enumerate(rng.sample(people, 10)):
-        col, value = rng.choice((("email", person[3]), ("phone", person[4])))
-        items.append(Item(f"contact-{n}", f"{col} of {person[0]}", ("contacts.csv",), (value,)))
-    for n, (sku, product, wh, on_hand, _) in enumerate(rng.sample(inv, 5)):
-        items.append(Item(f"stock-{n}", f"How many {product} are on hand in the {wh} warehouse?", ("inventory.csv",),
-                          (str(on_hand),)))
-    return _interleaved(items)
+    return suite_sheets.write(folder, Item)
 
 
 def _interleaved(items: list[Item]) -> list[Item]:
-    """The questions of each sort in turn (hop, row, contact, stock, hop, ...): ``--limit`` keeps all sorts."""
-    sorts: dict[str, list[Item]] = {}
-    for it in items:
-        sorts.setdefault(it.qid.split("-")[0], []).append(it)
-    out = []
-    while any(sorts.values()):
-        for group in sorts.values():
-            if group:
-                out.append(group.pop(0))
-    return out
+    from bench import suite_sheets
+
+    return suite_sheets.interleaved(items)
 
 
 def sheets_case(embedder) -> Case:
@@ -298,8 +212,25 @@ def sheets_case(embedder) -> Case:
     return Case("sheets", home, "suite", items, key="relpath", root=str(root.resolve()))
 
 
-CASES = {"hotpotqa": lambda e: passage_case("hotpotqa", e), "musique": lambda e: passage_case("musique", e),
-         "financebench": financebench_case, "mail": mail_case, "legal": legal_case, "sheets": sheets_case}
+CASES = {"hotpotqa": lambda e, split: passage_case("hotpotqa", e),
+         "musique": lambda e, split: passage_case("musique", e),
+         "scifact": lambda e, split: passage_case("scifact", e, split),
+         "financebench": lambda e, split: financebench_case(e), "mail": lambda e, split: mail_case(e),
+         "legal": lambda e, split: legal_case(e), "sheets": lambda e, split: sheets_case(e)}
+
+
+def natural_case(case: Case, kind: str, natural: Path | None = None) -> Case | None:
+    """``<kind>-nat``: the kind's natural questions (bench/natural/<kind>.jsonl) on the same collection,
+    or None without a file. Mail's are keyed by the message's path under the maildir."""
+    from bench import suite_natural
+
+    items = suite_natural.items(kind, Item, natural)
+    if items is None:
+        return None
+    nat = dataclasses.replace(case, kind=f"{kind}-nat", items=items)
+    if kind == "mail":
+        nat = dataclasses.replace(nat, key="relpath", root=str((shared_data() / "enron" / "maildir").resolve()))
+    return nat
 
 
 # --- running ---------------------------------------------------------------------------------
@@ -319,6 +250,39 @@ def _key(case: Case, doc: dict) -> str:
     return os.path.relpath(real, case.root) if real.startswith(case.root + os.sep) else path
 
 
+def keys_of(case: Case, it: Item, docs: list[dict]) -> list[str]:
+    """The gold keys of the returned documents (a copy of a gold document counts as it)."""
+    alias = {c: g for g, copies in it.copies.items() for c in copies}
+    return [alias.get(k, k) for k in (_key(case, d) for d in docs)]
+
+
+def span_hit(spans: tuple, keys: list[str], docs: list[dict]) -> bool:
+    """Whether a returned chunk overlaps a gold span of its own document."""
+    for key, d in zip(keys, docs):
+        for c in d.get("chunks", []):
+            at = c.get("span")
+            if at and any(f == key and at[0] < end and start < at[1] for f, start, end in spans):
+                return True
+    return False
+
+
+def found(it: Item, keys: list[str], docs: list[dict], corpus) -> bool:
+    """A gold page among the returned chunks (FinanceBench), else a chunk in a gold span (legal), else an
+    answer string among the returned texts, else a gold document returned."""
+    from c1.eval.metrics import contains_answer
+    from c1.eval.runner import Keys
+
+    if it.pages:
+        pk = Keys(corpus, it.pages, "page")
+        return any(x in set(it.pages) for d in docs for x in pk.document(d))
+    if it.spans:
+        return span_hit(it.spans, keys, docs)
+    if it.answers:
+        texts = ["\n".join([d.get("title") or "", *(c["text"] for c in d.get("chunks", []))]) for d in docs]
+        return any(contains_answer(a, texts) for a in it.answers)
+    return bool(set(it.gold) & set(keys))
+
+
 def unsupported(case: Case, n: int, seed: int = 0) -> list[Item]:
     """``n`` questions that no document of the case supports: three to five content words of its
     questions drawn at random (seeded), as in "quantum sourdough starters Mars" — every word is in the
@@ -336,8 +300,6 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
     from c1.agent.search import run_search
     from c1.config import load_settings
     from c1.eval.baselines import retrieve
-    from c1.eval.metrics import contains_answer
-    from c1.eval.runner import Keys
 
     settings = load_settings().with_flags(home=str(case.home), collection=case.collection, max_docs=k)
     corpus = Corpus(settings, embedder)
@@ -364,20 +326,12 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
                     else:
                         docs = run_search(corpus, s, q, choice.factory).documents
                     seconds = time.perf_counter() - t0
-                    keys = [_key(case, d) for d in docs]
+                    keys = keys_of(case, it, docs)
                     gold = set(it.gold)
-                    texts = ["\n".join([d.get("title") or "", *(c["text"] for c in d.get("chunks", []))]) for d in docs]
-                    if it.pages:
-                        pk = Keys(corpus, it.pages, "page")
-                        found = any(x in set(it.pages) for d in docs for x in pk.document(d))
-                    elif it.answers:
-                        found = any(contains_answer(a, texts) for a in it.answers)
-                    else:
-                        found = bool(gold & set(keys))
                     rows.append({
                         "kind": case.kind + suffix, "system": system, "qid": it.qid, "question": q,
-                        "found": found, "full": gold <= set(keys), "rank1": bool(keys) and keys[0] in gold,
-                        "seconds": round(seconds, 3), "returned": keys,
+                        "found": found(it, keys, docs, corpus), "full": gold <= set(keys),
+                        "rank1": bool(keys) and keys[0] in gold, "seconds": round(seconds, 3), "returned": keys,
                         "scores": [d.get("score") for d in docs], "gold_flags": [x in gold for x in keys],
                     })
                 print(f"  {case.kind}{suffix} {system}: {len(questions)} questions", file=sys.stderr)
@@ -386,110 +340,87 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
     return rows
 
 
-# --- the tables ------------------------------------------------------------------------------
+# --- the command -----------------------------------------------------------------------------
 
 
-def ece(pairs: list[tuple[float, bool]], bins: int = 10) -> float | None:
-    """Expected calibration error of (confidence, gold) pairs over ``bins`` equal-width bands."""
-    if not pairs:
-        return None
-    total = 0.0
-    for b in range(bins):
-        lo, hi = b / bins, (b + 1) / bins
-        inside = [(s, g) for s, g in pairs if lo <= s < hi or (b == bins - 1 and s == 1.0)]
-        if inside:
-            total += len(inside) * abs(statistics.fmean(s for s, _ in inside) - statistics.fmean(g for _, g in inside))
-    return total / len(pairs)
-
-
-def summarise(rows: list[dict]) -> dict:
-    n = len(rows)
-    return {"n": n, "found": statistics.fmean(r["found"] for r in rows), "full": statistics.fmean(r["full"] for r in rows),
-            "rank1": statistics.fmean(r["rank1"] for r in rows), "seconds": statistics.median(r["seconds"] for r in rows),
-            "returned": statistics.fmean(len(r["returned"]) for r in rows),
-            "top_score": statistics.fmean((r["scores"][0] or 0.0) if r["scores"] else 0.0 for r in rows)}
-
-
-def calibration(rows: list[dict]) -> dict:
-    pairs = [(s, g) for r in rows for s, g in zip(r["scores"], r["gold_flags"]) if s is not None]
-    bands = []
-    for lo, hi, label in BANDS:
-        inside = [g for s, g in pairs if lo <= s < hi]
-        bands.append({"band": label, "documents": len(inside), "gold_share": statistics.fmean(inside) if inside else None})
-    top = [(r["scores"][0], r["gold_flags"][0]) for r in rows if r["scores"] and r["scores"][0] is not None]
-    return {"ece": ece(pairs), "ece_top": ece(top), "bands": bands, "documents": len(pairs)}
-
-
-def tables(rows: list[dict], systems: list[str]) -> tuple[str, dict]:
-    kinds = list(dict.fromkeys(r["kind"] for r in rows))
-    lines = [f"| kind | n | " + " | ".join(f"{s} found / full / rank 1 / s" for s in systems) + " |",
-             "|---|---|" + "---|" * len(systems)]
-    summary: dict = {}
-    for kind in kinds:
-        cells, n = [], 0
-        summary[kind] = {}
-        for s in systems:
-            mine = [r for r in rows if r["kind"] == kind and r["system"] == s]
-            if not mine:
-                cells.append("-")
-                continue
-            m = summarise(mine)
-            n = m["n"]
-            summary[kind][s] = m
-            if kind.endswith("-none"):  # nothing supports these: what is returned, at what confidence
-                cells.append(f"{m['returned']:.2f} returned, first at {m['top_score']:.3f} / {m['seconds']:.2f}")
-                continue
-            cells.append(f"{m['found']:.3f} / {m['full']:.3f} / {m['rank1']:.3f} / {m['seconds']:.2f}")
-        lines.append(f"| {kind} | {n} | " + " | ".join(cells) + " |")
-    lines += ["", "calibration of the built-in policy (one run): ECE over all returned documents, ECE of the first "
-              "document, gold share (documents) per confidence band", "",
-              "| kind | ECE | ECE rank 1 | " + " | ".join(label for _, _, label in BANDS) + " |",
-              "|---|---|---|" + "---|" * len(BANDS)]
-    for kind in kinds:
-        mine = [r for r in rows if r["kind"] == kind and r["system"] == "builtin"]
-        if not mine:
-            continue
-        c = calibration(mine)
-        summary[kind]["calibration"] = c
-        cells = [f"{b['gold_share']:.2f} ({b['documents']})" if b["documents"] else "-" for b in c["bands"]]
-        lines.append(f"| {kind} | {c['ece']:.3f} | {c['ece_top']:.3f} | " + " | ".join(cells) + " |")
-    return "\n".join(lines), summary
-
-
-def main(argv: list[str] | None = None) -> int:
+def _args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kinds", default=",".join(KINDS), help=f"from {', '.join(KINDS)}")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--limit", type=int, default=0, help="the first N questions of each kind")
     ap.add_argument("--no-lower", action="store_true", help="leave out the lower-cased variants")
+    ap.add_argument("--natural", choices=("also", "only", "no"), default="also",
+                    help="the natural questions of bench/natural/<kind>.jsonl (kind <kind>-nat): beside the "
+                         "benchmark's (also), alone (only) or not at all (no)")
+    ap.add_argument("--split", choices=("dev", "held"), default="dev",
+                    help="scifact: the claims of even number (dev) or the held-out odd ones (held)")
     ap.add_argument("--unsupported", type=int, default=0, metavar="N",
                     help="also N questions per kind that nothing supports (kind <kind>-none, built-in systems only)")
     ap.add_argument("--rows", type=Path, help="per-question rows (JSONL) here")
-    ap.add_argument("--label", default="", help="a name for this run in bench/out/suite.jsonl")
+    ap.add_argument("--label", default="", help="a name for this run in bench/out/suite.jsonl; its rows are kept "
+                    "in bench/out/suite-runs/LABEL.jsonl (unlabelled: last.jsonl)")
+    ap.add_argument("--vs", default="", metavar="LABEL",
+                    help="compare with a saved run (a --label, 'last', or a --rows file), paired by question")
     ap.add_argument("--embedder", default="", choices=("", "minilm"), help="minilm: the embedder before bge-small")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def _cases(kinds: list[str], args, embedder) -> list[tuple[Case, int]]:
+    """(case, questions nothing supports) to run, in order: each kind, then its natural questions."""
+    from bench import suite_natural
+
+    out = []
+    for kind in kinds:
+        case = CASES[kind](embedder, args.split)
+        if args.natural != "only":
+            out.append((case, args.unsupported))
+        if args.natural != "no":
+            nat = natural_case(case, kind)
+            if nat is not None:
+                out.append((nat, 0))
+            elif args.natural == "only":
+                print(f"suite: no {suite_natural.path_for(kind)}; {kind} left out", file=sys.stderr)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench import suite_natural, suite_tables
+
+    args = _args(argv)
     kinds = [x.strip() for x in args.kinds.split(",") if x.strip()]
     bad = [x for x in kinds if x not in CASES]
     if bad:
         print(f"suite: unknown kind {bad[0]!r} (kinds: {', '.join(KINDS)})", file=sys.stderr)
         return 2
+    try:
+        saved = (args.vs, suite_tables.load_run(RUNS, args.vs)) if args.vs else None
+        if args.natural != "no":  # every file's form before any collection is built
+            for kind in kinds:
+                if suite_natural.path_for(kind).is_file():
+                    suite_natural.read(suite_natural.path_for(kind))
+    except ValueError as exc:
+        print(f"suite: {exc}", file=sys.stderr)
+        return 2
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     embedder = _embedder(args.embedder)
     started = time.perf_counter()
     rows = []
-    for kind in kinds:
-        case = CASES[kind](embedder)
-        rows += run_case(case, systems, args.k, args.limit or None, not args.no_lower, embedder, args.unsupported)
-    text, summary = tables(rows, systems)
+    for case, junk in _cases(kinds, args, embedder):
+        rows += run_case(case, systems, args.k, args.limit or None, not args.no_lower, embedder, junk)
+    text, summary = suite_tables.tables(rows, systems, saved)
     print(f"\ndevelopment suite, k = {args.k}, limit {args.limit or 'none'}, embedder {embedder.name}, "
-          f"{time.perf_counter() - started:.0f} s\n")
+          f"scifact split {args.split}, {time.perf_counter() - started:.0f} s\n")
     print(text)
     from bench.report import save
 
     report = {"bench": "suite", "label": args.label, "k": args.k, "limit": args.limit or None, "embedder": embedder.name,
-              "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "summary": summary}
+              "split": args.split, "vs": args.vs or None, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "summary": summary}
     save(report, OUT / "suite.jsonl", rows, args.rows)
+    RUNS.mkdir(parents=True, exist_ok=True)
+    with open(suite_tables.run_path(RUNS, args.label), "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
     return 0
 
 

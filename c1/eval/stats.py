@@ -12,17 +12,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 RESAMPLES = 2000
 SEED = 0
 LEVEL = 0.95
 
 
+@lru_cache(maxsize=16)
 def _draws(n: int, resamples: int, seed: int):
-    """A (resamples, n) matrix of question indices; the same for every call with the same arguments."""
+    """A (resamples, n) matrix of question indices; the same for every call with the same arguments
+    (read-only: it is shared between calls)."""
     import numpy as np
 
-    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    draws.flags.writeable = False
+    return draws
 
 
 def interval(values: Sequence[float], *, resamples: int = RESAMPLES, seed: int = SEED,
