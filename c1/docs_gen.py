@@ -10,8 +10,8 @@ script produces, so run it after changing a command, an option or a help text.
 
 The completion scripts are static: every subcommand, option and value kind is written out, so a
 TAB costs no Python start-up and does not depend on a completion protocol inside the program.
-Values are completed where they are known: the choices of ``--policy``, ``--setting`` and
-``--reasoning-effort``, and collection names (``-c``), read from ``$C1_HOME/collections`` by the
+Values are completed where they are known: the choices of ``--policy``, ``--setting``,
+``--reasoning-effort`` and ``--embedder``, and collection names (``-c``), read from ``$C1_HOME/collections`` by the
 shell itself. Output is deterministic: no dates, no versions, stable ordering.
 
 ``c1 completions bash|zsh|fish`` prints the same scripts from the installed package, and the
@@ -140,11 +140,12 @@ def _param_kind(param) -> tuple[str, list[str]]:
 
 
 def known_values() -> dict[str, list[str]]:
-    """Options typed as text whose values are a fixed list (c1.config's, c1 eval's settings)."""
+    """Options typed as text whose values are a fixed list (c1.config's, c1 eval's settings, the built-in embedders)."""
     from c1.config import CHOICES
+    from c1.store.embedders import ALIASES, BUILTIN  # names only: the models load on first use
 
     return {"--policy": list(CHOICES["policy"]), "--reasoning-effort": list(CHOICES["reasoning_effort"]),
-            "--setting": ["pooled", "per-question"]}
+            "--setting": ["pooled", "per-question"], "--embedder": list(dict.fromkeys([*ALIASES, *BUILTIN]))}
 
 
 def _options(params) -> list[Opt]:

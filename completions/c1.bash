@@ -24,12 +24,12 @@ _c1() {
                 --chroma-url) COMPREPLY=(); return 0 ;;
                 --embed-url) COMPREPLY=(); return 0 ;;
                 --embed-model) COMPREPLY=(); return 0 ;;
-                --embedder) COMPREPLY=(); return 0 ;;
+                --embedder) COMPREPLY=( $(compgen -W "bge bge-small minilm bge-small-en-v1.5-int8 minilm-l6-int8" -- "$cur") ); return 0 ;;
                 --max-file-mb) COMPREPLY=(); return 0 ;;
                 --debounce) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --embedder --max-file-mb --strict --rebuild --ocr -w --watch --keywords-only --debounce --json -q --quiet --help" -- "$cur") )
+                COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url --embed-url --embed-model --embedder --max-file-mb -L --follow --strict --rebuild --ocr -w --watch --keywords-only --debounce --json -q --quiet --help" -- "$cur") )
             else
                 compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") )
             fi ;;
@@ -167,7 +167,7 @@ _c1() {
             done
             case "$sub" in
                 "")
-                    COMPREPLY=( $(compgen -W "synth collect sft rl --help" -- "$cur") ) ;;
+                    COMPREPLY=( $(compgen -W "synth collect ranker sft rl --help" -- "$cur") ) ;;
                 synth)
                     case "$prev" in
                         -o|--out) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
@@ -223,6 +223,16 @@ _c1() {
                     esac
                     if [[ "$cur" == -* ]]; then
                         COMPREPLY=( $(compgen -W "-t --tasks -o --out -c --collection --home --chroma-url --embed-url --embed-model --policy --base-url --model --api-key --reasoning-effort --temperature --budget --max-turns --runs --workers --low-rate --negatives --max-level --limit --seed --json -q --quiet --help" -- "$cur") )
+                    fi ;;
+                ranker)
+                    case "$prev" in
+                        -c|--collection) COMPREPLY=( $(compgen -W "$(_c1_collections)" -- "$cur") ); return 0 ;;
+                        --home) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -d -- "$cur") ); return 0 ;;
+                        --chroma-url) COMPREPLY=(); return 0 ;;
+                        -n|--questions) COMPREPLY=(); return 0 ;;
+                    esac
+                    if [[ "$cur" == -* ]]; then
+                        COMPREPLY=( $(compgen -W "-c --collection --home --chroma-url -n --questions --json -q --quiet --help" -- "$cur") )
                     fi ;;
                 sft)
                     case "$prev" in

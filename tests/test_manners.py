@@ -180,3 +180,27 @@ def test_the_model_cache_is_under_xdg_cache_home(invoke_c1, tmp_path, monkeypatc
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # the XDG spec: ignored
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert log_path().is_relative_to(tmp_path / "home" / ".cache" / "c1")
+
+
+# --- shell completions know the --embedder values ------------------------------------------------
+
+
+def test_completions_offer_the_embedder_names(tmp_path):
+    """bash completes `c1 index --embedder <TAB>` with the built-in embedders; zsh and fish list them too."""
+    import subprocess
+
+    from c1.docs_gen import completion_script
+    from c1.store.embedders import ALIASES, BUILTIN
+
+    repo = Path(__file__).parents[1]
+    script = repo / "completions" / "c1.bash"  # the checked-in one (test_docs_generated: it is the generated one)
+    program = (f"source '{script}'; COMP_WORDS=(c1 index --embedder ''); COMP_CWORD=3; _c1; "
+               "printf '%s\\n' \"${COMPREPLY[@]}\"")
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", program], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    offered = set(proc.stdout.split())
+    assert {"bge", "minilm"} <= offered and set(BUILTIN) <= offered and offered <= {*ALIASES, *BUILTIN}
+    for shell in ("zsh", "fish"):
+        text = completion_script(shell)
+        line = next(line for line in text.splitlines() if "embedder" in line and "minilm" in line)
+        assert "bge" in line, (shell, line)
