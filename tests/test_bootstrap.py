@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from c1.eval.stats import excludes_zero, half_width, interval, pair, paired_interval
+from c1.eval.stats import excludes_zero, half_width, interval, pair, paired_interval, smallest_gain
 
 
 def test_constant_values_have_a_zero_width_interval():
@@ -103,3 +103,13 @@ def test_pair_keeps_the_shared_questions_in_the_first_runs_order():
     ids, a, b = pair({"q3": 1.0, "q1": 0.0, "q2": 1.0}, {"q1": 1.0, "q3": 1.0, "q9": 0.0})
     assert ids == ["q3", "q1"]
     assert a == [1.0, 0.0] and b == [1.0, 1.0]
+
+
+def test_smallest_gain_by_hand():
+    # no loss: the interval's low end is 0 while P(a resample draws no gained question) = (1 - g/n)^n
+    # exceeds 2.5 %: n = 100, g = 3: 0.97^100 = 0.048; g = 4: 0.96^100 = 0.017
+    assert smallest_gain(100) == 4
+    assert smallest_gain(30) == 4  # 0.9^30 = 0.042; (26/30)^30 = 0.014
+    with_losses = smallest_gain(100, lost=3)
+    assert with_losses is not None and with_losses > 4 + 3
+    assert smallest_gain(3, lost=2) is None

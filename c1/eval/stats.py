@@ -74,3 +74,13 @@ def pair(a: dict[str, float], b: dict[str, float]) -> tuple[list[str], list[floa
     """The question ids both runs hold (in ``a``'s order) and their values in each."""
     ids = [q for q in a if q in b]
     return ids, [a[q] for q in ids], [b[q] for q in ids]
+
+
+def smallest_gain(n: int, lost: int = 0, **kw) -> int | None:
+    """The fewest questions a change must gain, losing ``lost`` others of ``n``, for its paired
+    interval to exclude 0 (None when no number of gains does)."""
+    for gained in range(1, n - lost + 1):
+        diff = [1.0] * gained + [-1.0] * lost + [0.0] * (n - gained - lost)
+        if interval(diff, **kw)[0] > 0:
+            return gained
+    return None
