@@ -13,25 +13,37 @@ re-run costs only the searches; a new default embedder gets new collections):
   ("RE:" dropped; subjects of 3+ words that one message alone carries), the gold is that message and
   its copies in other folders (bench/known_item.py's rule);
 - ``legal``: the 165 LegalBench-RAG questions over ../shared/data/legal/files indexed as a FOLDER of
-  .txt files, as a user would; gold = the question's file;
+  .txt files, as a user would; gold = the question's file, found = a returned chunk overlaps a gold span;
 - ``sheets``: a personal folder built here from fixed rules: a sales workbook (.xlsx), an inventory and
   a contacts sheet (.csv), a budget workbook with the same columns as the sales one, meeting notes that
   name a contact, and 150 HotpotQA paragraphs as unrelated notes. Questions: a row by its values
   ("West region Q4 sales 2023", gold the workbook, found = the row's figure among the returned chunks),
   a row by a column name and a value ("email of Dana Whitfield"), and a hop from a note to the contacts
-  sheet ("phone number of the person I met about the warehouse lease": gold the note AND contacts.csv).
+  sheet ("phone number of the person I met about the warehouse lease": gold the note AND contacts.csv);
+- ``scifact``: SciFact's 5,183 abstracts pooled; a claim is the question, gold = its evidence abstracts.
+  Only the claims of even number are run (``--split dev``); the odd half is held out (``--split held``,
+  kind ``scifact-held``) for figures nobody tuned on.
+
+Natural questions (``--natural also``, the default): where ``bench/natural/<kind>.jsonl`` exists, its
+hand-written questions run on the same collection as kind ``<kind>-nat`` (and ``<kind>-nat-lc``),
+beside the benchmark's; ``--natural only`` runs them alone, ``--natural no`` leaves them out.
 
 Every kind also runs lower-cased (``<kind>-lc``: the same questions, ``question.lower()``; goal: every
 figure within 0.02 of the original's). Systems: ``hybrid`` (one search, c1/eval's baseline),
 ``builtin`` (the built-in policy, one run) and ``builtin@4`` (four runs fused), all at the same k.
 Columns: answer found (an answer string among the returned texts; kinds without one: a gold document
 returned), full recall (every gold document returned), rank 1 (the first document is gold), the median
-seconds per question. A second table gives the built-in policy's calibration per kind: the expected
-calibration error (10 equal bands) and the gold share in each confidence band.
+seconds per question. Then each figure's 95 % bootstrap interval over questions, the paired interval of
+every difference (each later system − each earlier one, lower-cased − typed, and with ``--vs LABEL`` this
+run − a saved one, paired by question id; ``*`` = the interval excludes 0: bench/suite_tables.py), and
+the built-in policy's calibration per kind: the expected calibration error (10 equal bands) and the gold
+share in each confidence band. Each run's rows are kept in ``bench/out/suite-runs/<label or last>.jsonl``.
 
     python bench/suite.py                                     # everything (long: hours on 2 shared cores)
     python bench/suite.py --limit 20 --kinds legal,mail       # a quick look (~minutes once built)
     python bench/suite.py --limit 30 --systems hybrid,builtin --no-lower
+    python bench/suite.py --kinds legal,scifact --label before        # then, after a change:
+    python bench/suite.py --kinds legal,scifact --vs before           # paired against it
 """
 
 from __future__ import annotations
