@@ -810,3 +810,38 @@ def test_the_clause_that_asks_stays_though_the_first_page_holds_its_words(franch
         assert chosen and any("renew" in p.text.lower() for p in chosen[:2]), [p.text[:60] for p in chosen]
     finally:
         corpus.close()
+
+
+def test_a_sentence_scoring_nothing_is_no_passage():
+    """Issue 33, defect 6: passages scoring 0.00 were listed, in the first document too. A sentence
+    scoring nothing against the best (under ``NOTHING`` of it) is left out; one scoring something stays."""
+    from types import SimpleNamespace
+
+    from c1.store.manifest import Chunk
+
+    texts = ["The lease renews for a term of five years unless either party objects.",
+             "Parking spaces of the lease are painted white every spring by the landlord.",
+             "The cafeteria named in the lease opens at eight in the morning on weekdays."]
+    chunks = [Chunk(f"d_{i}", "d", i, 200 * i, 200 * i + len(t), None, t) for i, t in enumerate(texts)]
+
+    class Fake:
+        def embed_query(self, text):
+            return [1.0]
+
+        def doc(self, doc_id):
+            return SimpleNamespace(meta={}, n_chunks=3, title="lease", path="lease.txt", key="lease.txt")
+
+        def doc_chunks(self, doc_id):
+            return chunks
+
+        def chunks(self, ids):
+            return [c for c in chunks if c.id in ids]
+
+        def rank_chunks(self, chunks_, query, vector=None, rerank=False):
+            return [(c, 1.0 / (1 + c.n)) for c in chunks_]
+
+    def scorer(q, ts):
+        return [0.8 if "renews" in t else 0.1 if "Parking" in t else 0.0001 for t in ts]
+
+    got = choose(Fake(), "What is the renewal term of the lease?", ["d"], 2000, scorer=scorer)["d"]
+    assert [p.text for p in got] == texts[:2], "a sentence at 1/8000 of the best is no passage; one at 1/8 is"

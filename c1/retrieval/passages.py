@@ -99,6 +99,11 @@ its page and heading in its indexed header) that each give their best sentence b
 taken by score: the page that holds a filing's figure is often its second or third chunk's while
 the scorer prefers a prose sentence elsewhere (FinanceBench 18: gold page among the passages 0.500
 -> 0.611; 4 anchors: 0.500, 5: 0.444; legal 60: span hit 0.733 -> 0.750)."""
+NOTHING = 0.02
+"""A sentence scoring under this share of the best sentence's score (or nothing at all) answers
+nothing: it is no passage, wherever it ranks. A share, not a bound: on a long question the
+cross-encoder is unsure of everything (a merger agreement's No-Shop clause at 0.0014, the best at
+0.02), and its answers there stand out only against the best."""
 
 @dataclass
 class Passage:
@@ -460,6 +465,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
             u.score = by_span.get((u.doc_id, u.start, u.end), 0.0)
     cands.sort(key=lambda c: (-c.score * factor[c.doc_id], c.doc_rank, c.start))
     best = cands[0].score * factor[cands[0].doc_id]
+    top = max(c.score for c in cands)
     taken: dict[str, list[Passage]] = {d: [] for d in doc_ids}
     spent = 0
     first_of: dict[str, _Sentence] = {}  # an anchor chunk → its best sentence (cands are best first)
@@ -484,7 +490,9 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
         if spent >= budget:
             break
         if c.doc_rank and c.score * factor[c.doc_id] < keep * best:
-            continue  # the first document (the likeliest) gives its best whatever they score
+            continue  # the first document (the likeliest) gives its best whatever they score (above NOTHING)
+        if c.score <= 0 or c.score < NOTHING * top:
+            continue
         mine = taken[c.doc_id]
         if len(mine) >= (per_doc[0] if c.doc_rank == 0 else per_doc[1]):
             continue
