@@ -41,6 +41,8 @@ class Settings:
     """Cross-encoder re-ranking: auto (where it was measured to win), off, onnx (everywhere), or a /rerank URL."""
     # indexing
     max_file_mb: float = 50.0
+    follow: bool = False
+    """Follow symbolic links out of the folders named to ``c1 index`` (as ripgrep's ``--follow``)."""
     chunk_tokens: int = 512
     chunk_overlap: int = 48
     # the agent

@@ -6,6 +6,7 @@ Every file here is a real one, written by the library that writes the format.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,89 @@ def test_odt_keeps_repeated_cells_and_writes_a_merge_once(tmp_path):
     assert KEPT in text
     assert "Quarter: Q3 | Budget: closed" in text and text.count("closed") == 1
     assert "Quarter: Q4 | Forecast: 99" in text
+
+
+# --- defect 2: the walk stays inside the named folder ------------------------------------------
+
+MB = 1 << 20
+OUTSIDE = "link outside the folder"
+HOLDS = "holds the named folder"
+LOOP = "symlink loop"
+
+
+def make_drive(tmp_path: Path) -> Path:
+    """``drive/docs`` (the folder named) with links out of it, in it, above it and in a loop."""
+    drive = tmp_path / "drive"
+    docs = drive / "docs"
+    (drive / "mail").mkdir(parents=True)
+    docs.mkdir()
+    (drive / "mail" / "offer.txt").write_text("The offer expires on Friday.\n")
+    (drive / "budget.txt").write_text("The budget is 75000.\n")
+    (docs / "a.txt").write_text("The boiler is serviced in October.\n")
+    (docs / "up").symlink_to("..")  # `ln -s .. docs/up`: the whole drive again
+    (docs / "mail").symlink_to("../mail")  # a folder out of the named one
+    (docs / "budget.txt").symlink_to("../budget.txt")  # a file out of it
+    (docs / "same.txt").symlink_to("a.txt")  # a second path to a.txt
+    os.link(docs / "a.txt", docs / "hard.txt")  # a third one
+    (docs / "x").symlink_to("y")  # a loop of file links
+    (docs / "y").symlink_to("x")
+    (docs / "z.txt").symlink_to("z.txt")
+    return docs
+
+
+def test_links_out_of_the_named_folder_are_skipped_with_the_reason(tmp_path):
+    from c1.index.walk import Source, walk
+
+    docs = make_drive(tmp_path)
+    sources, skipped = walk([str(docs)], max_bytes=MB)
+    assert sources == [Source(str(docs / "a.txt"), "text")]  # same.txt and hard.txt are a.txt
+    reasons = dict(skipped)
+    assert set(reasons) == {str(docs / n) for n in ("up", "mail", "budget.txt", "x", "y", "z.txt")}
+    assert HOLDS in reasons[str(docs / "up")] and "even with --follow" in reasons[str(docs / "up")]
+    for name in ("mail", "budget.txt"):
+        assert OUTSIDE in reasons[str(docs / name)] and "--follow follows it" in reasons[str(docs / name)]
+    for name in ("x", "y", "z.txt"):
+        assert LOOP in reasons[str(docs / name)]
+
+
+def test_follow_follows_links_out_but_never_one_above(tmp_path):
+    from c1.index.walk import Source, walk
+
+    docs = make_drive(tmp_path)
+    (docs / "offer.txt").symlink_to("../mail/offer.txt")  # reached through docs/mail/ as well
+    sources, skipped = walk([str(docs)], max_bytes=MB, follow=True)
+    assert sources == [Source(str(docs / p), "text") for p in ("a.txt", "budget.txt", "mail/offer.txt")]
+    assert dict(skipped).keys() == {str(docs / n) for n in ("up", "x", "y", "z.txt")}
+    assert HOLDS in dict(skipped)[str(docs / "up")]
+
+
+def test_a_link_to_the_named_folder_or_above_is_never_walked_from_inside(tmp_path):
+    from c1.index.walk import walk
+
+    docs = tmp_path / "docs"
+    (docs / "deep").mkdir(parents=True)
+    (docs / "deep" / "a.txt").write_text("x")
+    (docs / "deep" / "top").symlink_to(tmp_path)  # above the named folder
+    (docs / "deep" / "back").symlink_to(docs)  # the named folder itself
+    sources, skipped = walk([str(docs / "deep")], max_bytes=MB, follow=True)
+    assert [s.path for s in sources] == [str(docs / "deep" / "a.txt")]
+    reasons = dict(skipped)
+    assert HOLDS in reasons[str(docs / "deep" / "top")]
+    assert HOLDS in reasons[str(docs / "deep" / "back")]  # it holds deep/, the folder named
+
+
+def test_c1_index_reports_a_link_out_and_follows_it_with_follow(c1_home, invoke_c1, tmp_path):
+    docs = make_drive(tmp_path)
+    first = invoke_c1("index", docs, "--keywords-only", "--json")
+    assert first.rc == 0, first.stderr
+    r = first.json()
+    assert r["added"] == 1
+    skipped = {s["path"]: s["reason"] for s in r["skipped"]}
+    assert OUTSIDE in skipped[str(docs / "mail")] and HOLDS in skipped[str(docs / "up")]
+    assert LOOP in skipped[str(docs / "x")]
+    followed = invoke_c1("index", docs, "--keywords-only", "--json", "--follow")
+    assert followed.rc == 0, followed.stderr
+    r = followed.json()
+    assert (r["added"], r["unchanged"]) == (2, 1)  # budget.txt and mail/offer.txt; a.txt once
+    assert str(docs / "mail") not in {s["path"] for s in r["skipped"]}
+    assert HOLDS in {s["path"]: s["reason"] for s in r["skipped"]}[str(docs / "up")]

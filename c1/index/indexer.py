@@ -231,10 +231,10 @@ class Indexer:
         max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
         if changed is None:
             targets = roots
-            found = scan([r for r in roots if os.path.exists(r)], max_bytes=max_bytes)
+            found = scan([r for r in roots if os.path.exists(r)], max_bytes=max_bytes, follow=self.settings.follow)
         else:
             targets = [p for p in changed if under(p, roots)]
-            found = scan_changed(roots, targets, max_bytes=max_bytes)
+            found = scan_changed(roots, targets, max_bytes=max_bytes, follow=self.settings.follow)
         sources = found.sources
         report.skipped.extend({"path": p, "reason": r} for p, r in found.skipped)
         report.unsupported = dict(sorted(found.unsupported.items(), key=lambda kv: (-kv[1], kv[0])))

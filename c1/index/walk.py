@@ -12,8 +12,13 @@ Rules, in short:
 - a file named like ``1.`` or ``23`` (the CMU Enron layout) is a message when it starts with
   RFC 822 headers;
 - hidden entries and ``__pycache__`` are skipped while walking (Maildir++ sub-folders such as
-  ``.Sent`` inside a Maildir are the exception), symlinks are followed but each folder is walked
-  once, and a link back to a folder being walked is reported as a loop;
+  ``.Sent`` inside a Maildir are the exception);
+- symbolic links are followed when they lead to a place inside the named folder; a link out of it
+  is reported as skipped, unless ``follow`` (``c1 index --follow``, as ripgrep's and fd's
+  ``--follow``) says to follow it. A link to a folder that holds the named one is never followed
+  (it would walk the named folder again, and everything beside it), a link back to a folder being
+  walked is reported as a loop, and so is a chain of links that never reaches a file. Each folder
+  is walked once and each file (device and inode) is taken once, however many paths reach it;
 - files larger than ``max_bytes`` are reported, not returned;
 - a path the user names is resolved to its real path (``~/link-to-notes`` is ``~/notes``): indexed
   through a link, a folder is not added again as new documents. Inside it, a file reached through a
@@ -22,6 +27,7 @@ Rules, in short:
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections import Counter
@@ -64,8 +70,9 @@ class Walked:
 NO_EXTENSION = "(no extension)"
 
 
-def scan(paths: list[str], *, max_bytes: int) -> Walked:
+def scan(paths: list[str], *, max_bytes: int, follow: bool = False) -> Walked:
     """Expand files and folders into sources; see :class:`Walked` for what else is reported.
+    ``follow``: follow symbolic links out of the named folders too.
 
     Raises ``FileNotFoundError(path)`` for a path that does not exist (checked for all paths
     before anything is walked).
@@ -73,7 +80,7 @@ def scan(paths: list[str], *, max_bytes: int) -> Walked:
     for path in paths:
         if not os.path.exists(path):
             raise FileNotFoundError(path)
-    walker = _Walker(max_bytes)
+    walker = _Walker(max_bytes, follow)
     for path in paths:
         walker.add(os.path.realpath(path))  # a folder named through a symlink is the folder: the same paths
     walker.found.sources.sort(key=lambda s: s.path)
@@ -86,12 +93,12 @@ def under(path: str, roots: Iterable[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
 
-def scan_changed(roots: list[str], paths: list[str], *, max_bytes: int) -> Walked:
+def scan_changed(roots: list[str], paths: list[str], *, max_bytes: int, follow: bool = False) -> Walked:
     """What a walk of ``roots`` finds at ``paths``, files and folders inside them that a file watcher
     saw change: a folder is walked whole, a file is taken when the walk would take it. Paths the
     walk never reaches (hidden, ``__pycache__``, a Maildir's ``tmp/``) and files of unsupported
     types give nothing, not even a count; paths that no longer exist are the caller's business."""
-    walker = _Walker(max_bytes)
+    walker = _Walker(max_bytes, follow)
     for path in dict.fromkeys(os.path.abspath(p) for p in paths):
         root = next((r for r in roots if under(path, [r])), None)
         if root is None or not os.path.exists(path):
@@ -99,6 +106,12 @@ def scan_changed(roots: list[str], paths: list[str], *, max_bytes: int) -> Walke
         if path == root:
             walker.add(path)
             continue
+        walker.root = root
+        if os.path.islink(path) and (problem := walker.link_problem(path)):
+            walker._skip(path, problem)
+            continue
+        if not follow and not under(os.path.realpath(path), [root]):
+            continue  # below a link out of the folder, which the walk does not follow
         how = _reached(root, path)
         if how == "folder":
             walker._walk_dir(path, frozenset())
@@ -139,9 +152,9 @@ def _reached(root: str, path: str) -> str | None:
     return None
 
 
-def walk(paths: list[str], *, max_bytes: int) -> tuple[list[Source], list[tuple[str, str]]]:
+def walk(paths: list[str], *, max_bytes: int, follow: bool = False) -> tuple[list[Source], list[tuple[str, str]]]:
     """``(sources, skipped)`` of :func:`scan`, without the count of unsupported files."""
-    found = scan(paths, max_bytes=max_bytes)
+    found = scan(paths, max_bytes=max_bytes, follow=follow)
     return found.sources, found.skipped
 
 
@@ -163,14 +176,17 @@ def human_size(n: int) -> str:
 
 
 class _Walker:
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, follow: bool = False) -> None:
         self.max_bytes = max_bytes
+        self.follow = follow
+        self.root = ""  # the named folder being walked (its real path)
         self.found = Walked()
-        self._seen_files: set[str] = set()  # real paths: a file reached twice is indexed once
+        self._seen_files: set[tuple[int, int]] = set()  # (device, inode): a file reached twice is taken once
         self._seen_dirs: set[str] = set()
 
     def add(self, path: str) -> None:
-        """An explicitly named path (absolute, known to exist)."""
+        """An explicitly named path (absolute, real, known to exist)."""
+        self.root = path
         if os.path.isdir(path) and _is_maildir_folder(path):
             self._walk_mail_folder(path, frozenset())
         elif os.path.isdir(path):
@@ -201,22 +217,23 @@ class _Walker:
                     continue
                 if name.startswith(".") and not (is_maildir and _is_maildir_path(entry.path)):
                     continue
-                self._walk_dir(entry.path, ancestors)
+                if self._may_follow(entry):
+                    self._walk_dir(entry.path, ancestors)
             elif name.startswith("."):
                 continue
             elif _is_file(entry):
-                if (kind := kind_of(entry.path)) is not None:
-                    self._add_file(entry.path, kind)
-                else:
+                if (kind := kind_of(entry.path)) is None:
                     self.found.unsupported[_extension(name)] += 1
-            elif entry.is_symlink() and kind_of(entry.path) is not None:
-                self._skip(entry.path, "broken symbolic link")
+                elif self._may_follow(entry):
+                    self._add_file(entry.path, kind)
+            elif entry.is_symlink():
+                self._dangling(entry.path)
 
     def _walk_mail_folder(self, path: str, ancestors: frozenset[str]) -> None:
         """``cur/`` or ``new/`` of a Maildir: every visible file in it is a message."""
         entries = self._enter_dir(path, ancestors)
         for entry in entries or []:
-            if not entry.name.startswith(".") and _is_file(entry):
+            if not entry.name.startswith(".") and _is_file(entry) and self._may_follow(entry):
                 self._add_file(entry.path, "eml")
 
     def _enter_dir(self, path: str, ancestors: frozenset[str]) -> list[os.DirEntry] | None:
@@ -235,16 +252,47 @@ class _Walker:
             self._skip(path, f"cannot read folder ({exc.strerror or exc})")
             return None
 
+    def link_problem(self, path: str) -> str | None:
+        """Why the symbolic link ``path``, met inside :attr:`root`, is not followed; None: it is."""
+        real = os.path.realpath(path)
+        if real != self.root and os.path.isdir(real) and under(self.root, [real]):
+            return ("link to a folder that holds the named folder (never followed, even with --follow: "
+                    "it would index the folder again)")
+        if self.follow or under(real, [self.root]):
+            return None
+        return f"link outside the folder (to {real}); --follow follows it"
+
+    def _may_follow(self, entry: os.DirEntry) -> bool:
+        """False (and the reason reported) for a symbolic link that is not followed."""
+        if not entry.is_symlink():
+            return True
+        problem = self.link_problem(entry.path)
+        if problem:
+            self._skip(entry.path, problem)
+        return problem is None
+
+    def _dangling(self, path: str) -> None:
+        """A link that leads to no file or folder: a loop of links is reported, and so is a broken
+        link with the name of a file that would be indexed."""
+        try:
+            os.stat(path)
+            return  # a link to a pipe, a socket, a device: left alone, as they are
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                self._skip(path, "symlink loop (a chain of links that leads back to itself)")
+            elif kind_of(path) is not None:
+                self._skip(path, "broken symbolic link")
+
     def _add_file(self, path: str, kind: str) -> None:
         try:
-            size = os.stat(path).st_size
+            stat = os.stat(path)
         except OSError as exc:
             self._skip(path, str(cannot_read(exc)))
             return
-        real = os.path.realpath(path)
-        if real in self._seen_files:
+        if (stat.st_dev, stat.st_ino) in self._seen_files:
             return
-        self._seen_files.add(real)
+        self._seen_files.add((stat.st_dev, stat.st_ino))
+        size = stat.st_size
         if size > self.max_bytes:
             limit = human_size(self.max_bytes)
             self._skip(path, f"larger than {limit} limit ({human_size(size)})")
