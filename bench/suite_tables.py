@@ -176,21 +176,19 @@ def calibration_table(rows: list[dict], summary: dict) -> list[str]:
 def tables(rows: list[dict], systems: list[str], saved: tuple[str, list[dict]] | None = None) -> tuple[str, dict]:
     """The printed tables and the summary (per kind and system; ``differences``: every paired one)."""
     summary: dict = {}
-    lines = main_table(rows, systems, summary)
-    lines += ["", *interval_table(summary, systems)]
+    sections = [main_table(rows, systems, summary), interval_table(summary, systems)]
     diffs = comparisons(rows, systems)
-    lines += ["", *difference_table("paired differences, this run (95 % paired bootstrap; * = the interval excludes 0)",
-                                    diffs)]
+    sections.append(difference_table("paired differences, this run (95 % paired bootstrap; * = the interval "
+                                     "excludes 0)", diffs))
     if saved is not None:
         vs = against(rows, saved[1], saved[0])
-        lines += ["", *difference_table(f"paired differences against the saved run {saved[0]!r} "
-                                        "(the questions both hold; * = the interval excludes 0)", vs)]
-        if not vs:
-            lines.append(f"(the saved run {saved[0]!r} holds none of this run's kinds and systems)")
+        sections.append(difference_table(f"paired differences against the saved run {saved[0]!r} (the questions "
+                                         "both hold; * = the interval excludes 0)", vs)
+                        or [f"(the saved run {saved[0]!r} holds none of this run's kinds and systems)"])
         diffs += vs
-    lines += ["", *calibration_table(rows, summary)]
+    sections.append(calibration_table(rows, summary))
     summary["differences"] = [{"kind": k, "what": w, **d} for k, w, d in diffs]
-    return "\n".join(lines), summary
+    return "\n\n".join("\n".join(lines) for lines in sections if lines), summary
 
 
 # --- saved runs ------------------------------------------------------------------------------

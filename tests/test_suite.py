@@ -180,3 +180,9 @@ def test_a_saved_run_round_trips_and_a_bad_one_is_named(tmp_path):
     path.write_text(json.dumps({"kind": "legal"}) + "\n")
     with pytest.raises(ValueError, match=r"last.jsonl, line 1: not a suite row"):
         suite_tables.load_run(tmp_path, "last")
+
+
+def test_a_saved_run_of_other_kinds_is_said_so():
+    text, summary = suite_tables.tables(_rows("mail", "hybrid", [1]), ["hybrid"], ("old", _rows("legal", "hybrid", [1])))
+    assert "(the saved run 'old' holds none of this run's kinds and systems)" in text
+    assert summary["differences"] == [] and "\n\n\n" not in text
