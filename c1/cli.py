@@ -29,6 +29,28 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+def _one_line_usage_errors() -> None:
+    """A usage error (an unknown option, a missing argument, a bad value) in one line on stderr, with the
+    hint, instead of click's usage frame of three: ``c1: error: no such option: --foo (try 'c1 search
+    --help')``, exit 2. A group asked with no command still shows its help (click's own subclass)."""
+    try:
+        from typer.core import _click as click  # Typer 0.2x ships its own click
+    except ImportError:
+        import click
+
+    def show(self, file=None) -> None:
+        from c1.console import error
+
+        message = " ".join(self.format_message().split()).rstrip(".")
+        if message[:1].isupper() and message[1:2].islower():
+            message = message[0].lower() + message[1:]
+        error(f"{message} (try '{self.ctx.command_path if self.ctx is not None else 'c1'} --help')")
+
+    click.exceptions.UsageError.show = show
+
+
+_one_line_usage_errors()
+
 # Shared options ------------------------------------------------------------------------------
 Collection = Annotated[Optional[str], typer.Option("--collection", "-c", help=f"Named collection {default_text('collection')}.")]
 Home = Annotated[Optional[Path], typer.Option("--home", help="Index home [default: $C1_HOME or $XDG_DATA_HOME/c1].")]
@@ -593,7 +615,7 @@ _FULL = None
 def main() -> None:
     _build_only(sys.argv[1:2])
     _coerce_lightly()
-    app()
+    app(prog_name="c1")  # `python -m c1` too: hints and usage name the command a user types
 
 
 _INT = re.compile(r"-?[0-9]+")

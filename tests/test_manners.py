@@ -204,3 +204,24 @@ def test_completions_offer_the_embedder_names(tmp_path):
         text = completion_script(shell)
         line = next(line for line in text.splitlines() if "embedder" in line and "minilm" in line)
         assert "bge" in line, (shell, line)
+
+
+# --- usage errors in one line, with the hint ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    (("search", "--foo", "q"), ("no such option", "--foo", "try 'c1 search --help'")),
+    (("frobnicate",), ("no such command", "frobnicate", "try 'c1 --help'")),
+    (("index",), ("missing argument", "paths", "try 'c1 index --help'")),
+    (("search", "q", "-k", "abc"), ("--max-docs", "try 'c1 search --help'")),
+    (("train", "sft"), ("missing option", "--trajectories", "try 'c1 train sft --help'")),
+])
+def test_usage_errors_are_one_line_with_the_hint(run_c1, args, fragments):
+    res = run_c1(*args)
+    line = res.assert_one_line_error(2, *fragments)
+    assert line.startswith("c1: error: ") and "Usage:" not in res.stderr and res.stdout == ""
+
+
+def test_a_group_without_its_command_still_shows_its_help(run_c1):
+    res = run_c1("eval")
+    assert "hotpotqa" in res.stdout + res.stderr and "Usage:" in res.stdout + res.stderr
