@@ -29,7 +29,11 @@ class PolicySpec:
 def _builtin(settings: Settings, why: str, warning: str | None = None) -> PolicyChoice:
     from c1.agent.policies.builtin import BuiltinPolicy
 
-    return PolicyChoice("builtin", lambda i: BuiltinPolicy.for_budget(settings.budget, max_docs=settings.max_docs, variant=i),
+    from c1.retrieval.ranker import own_weights
+
+    ranker = own_weights(settings.collection_dir)  # None: the shipped weights, read when first needed
+    return PolicyChoice("builtin", lambda i: BuiltinPolicy.for_budget(settings.budget, max_docs=settings.max_docs, variant=i,
+                                                                      ranker=ranker),
                         f"using the built-in policy (no model): {why}", warning)
 
 

@@ -46,6 +46,7 @@ import re
 from dataclasses import dataclass, field
 
 from c1.retrieval import evidence as evd
+from c1.retrieval import ranker as rk
 from c1.agent.context import Message, ToolCall
 from c1.retrieval.corpus import search_depth
 from c1.retrieval.terms import content_terms
@@ -111,7 +112,12 @@ class BuiltinPolicy:
     """When set: every searching turn also prunes the chunks of documents with a lower confidence
     (not in the answer, not pivots), whatever the context holds (bench/multihop.py --option)."""
     weights: dict | None = None
-    """Feature weights of the score (default: ``evidence.WEIGHTS``)."""
+    """Feature weights of the evidence model (default: ``evidence.WEIGHTS``): confidences and pivots."""
+    order: str = "anchored"
+    """How the answer is ordered: ``fitted`` (the fitted ranker, c1/retrieval/ranker.py) or ``anchored``
+    (the question's own search, departing from it only on evidence: ``evidence.anchored_order``)."""
+    ranker: object = None
+    """The fitted ranker's weights (:class:`c1.retrieval.ranker.RankerWeights`; default: the shipped ones)."""
     _round: int = 0
     _n: int = 0
     _queries: dict[str, _Query] = field(default_factory=dict)
@@ -308,6 +314,8 @@ class BuiltinPolicy:
         ``max_docs`` only on evidence against it (``_against``): a low score alone does not."""
         if not self._ranking:
             return []
+        if self.order == "fitted":
+            return self._fitted_answer()
         held = list(self._scores)
         if self.gate and self._own:
             own = set(self._own)
@@ -330,6 +338,18 @@ class BuiltinPolicy:
                 top.append(d)
         order = {d: i for i, d in enumerate(ranked)}
         top.sort(key=lambda d: order[d])
+        if self.floor and not self._ranking.supported():
+            top = top[: evd.UNSUPPORTED_MAX]
+        return top
+
+    def _fitted_answer(self) -> list[str]:
+        """The documents held in the fitted ranker's order; those under the floor are dropped unless the
+        question's own search ranked them in its top ``max_docs`` (what one search returns stays)."""
+        if self.ranker is None:
+            self.ranker = rk.load()
+        ranked = rk.order(self.ranker, self._explain, self._own, self.max_docs)
+        anchor_top = set(self._own[: self.max_docs])
+        top = [d for d in ranked if self._ranking.fitted(d) >= self.floor or d in anchor_top][: self.max_docs]
         if self.floor and not self._ranking.supported():
             top = top[: evd.UNSUPPORTED_MAX]
         return top
