@@ -8,13 +8,17 @@ reasoning on the ``analysis`` channel, answers on ``final``; tool results from `
 to the assistant. Shared by the context's token count (:mod:`c1.agent.context`), SFT's samples and
 RL's prompts (:mod:`c1.train.render`), so all three count and render exactly what the server is sent.
 
-**One spelling.** History is rendered by the official ``openai-harmony`` library, as vLLM renders
-it (``<|start|>assistant to=functions.X<|channel|>commentary json<|message|>…<|call|>``). A
-completion — what a training sample teaches and what the RL trainer scores — is rendered by the
-same library (:func:`completion_ids`), so that turn k's prompt plus its completion is, token for
-token, the start of turn k+1's prompt: a trajectory packs into one sequence
-(:func:`c1.train.cispo.pack_turns`). gpt-oss also accepts the published model-output spelling
-(``<|channel|>commentary to=functions.X <|constrain|>json``); both parse the same.
+**Two spellings, each where it is served.** History — every prompt — is rendered by the official
+``openai-harmony`` library, as vLLM renders it when a client sends the conversation back
+(``<|start|>assistant to=functions.X<|channel|>commentary json<|message|>…<|call|>``). A
+completion — what a training sample teaches — is spelled as gpt-oss *generates* it, the recipient
+after the channel and the content type constrained
+(``<|channel|>commentary to=functions.X <|constrain|>json<|message|>…<|call|>``,
+:func:`completion_ids`): training on the history spelling would teach tokens the model never
+emits when served. Both parse to the same messages (:func:`output_ids` re-renders the library's
+parse of a completion token for token). The cost: turn k+1's prompt re-renders call k in the
+history spelling, so a harmony trajectory does not pack into one sequence
+(:func:`c1.train.cispo.pack_turns` starts a new one at each turn).
 
 **One call per completion.** ``<|call|>`` ends a gpt-oss generation: it is in the model's
 ``generation_config.json`` ``eos_token_id`` (200012 beside ``<|return|>`` and ``<|endoftext|>``),
@@ -132,12 +136,22 @@ def prompt_ids(messages: list[dict], tools: list[dict], reasoning_effort: str | 
 
 def completion_ids(reply: dict) -> list[int]:
     """An assistant turn as the model generates it after the prompt's ``<|start|>assistant``: its
-    messages in generation order (analysis first), each rendered by the library exactly as history
-    renders it later; a call ends with ``<|call|>``, a final answer with ``<|return|>``."""
+    messages in generation order (analysis first, wherever the reply has one), in the model's
+    output spelling (:func:`output_ids`); a call ends with ``<|call|>``, a final answer with
+    ``<|return|>``."""
+    return output_ids(assistant(reply, generation_order=True))
+
+
+def output_ids(messages: list) -> list[int]:
+    """Harmony assistant messages (from :func:`assistant`, or the library's parse of a completion)
+    as gpt-oss generates them, without the leading ``<|start|>assistant`` that the prompt ends with.
+    A message to a recipient: ``<|channel|>CH to=RECIPIENT <|constrain|>TYPE<|message|>…<|call|>``;
+    any other: as the library renders it (the two spellings agree there); the last ``<|end|>`` is
+    ``<|return|>``."""
     enc = harmony()[1]
     ids: list[int] = []
-    for m in assistant(reply, generation_order=True):
-        ids += enc.render(m)
+    for m in messages:
+        ids += _output_message(m) if m.recipient else enc.render(m)
     end, ret = _special("<|end|>"), _special("<|return|>")
     if ids and ids[-1] == end:  # the turn's last message ends it: <|return|> (a call already ends in <|call|>)
         ids[-1] = ret
@@ -145,6 +159,17 @@ def completion_ids(reply: dict) -> list[int]:
     if ids[:len(start)] != start:
         raise ValueError("harmony rendering did not start with <|start|>assistant")
     return ids[len(start):]
+
+
+def _output_message(m) -> list[int]:
+    enc = harmony()[1]
+    ids = _start_assistant() + [_special("<|channel|>")]
+    ids += enc.encode(f"{m.channel or 'commentary'} to={m.recipient}" + (" " if m.content_type else ""), allowed_special=set())
+    if m.content_type:
+        ids += [_special("<|constrain|>")] + enc.encode(m.content_type.removeprefix("<|constrain|>"), allowed_special=set())
+    ids += [_special("<|message|>")]
+    ids += enc.encode("".join(getattr(c, "text", "") for c in m.content), allowed_special=set())
+    return ids + [_special("<|call|>")]
 
 
 def stop_ids() -> list[int]:

@@ -149,10 +149,10 @@ def test_harmony_renderer_follows_vllm_and_round_trips():
     call = {"role": "assistant", "content": "", "reasoning": "next hop",
             "tool_calls": [{"id": "c2", "function": {"name": "search_corpus", "arguments": '{"query":"y"}'}}]}
     _, completion = r.sample(messages, tools, call)
-    # one spelling: the completion is what history re-renders later (the library's header), so that
-    # a prompt plus its completion starts the next prompt
-    assert r.decode(completion) == ("<|channel|>analysis<|message|>next hop<|end|><|start|>assistant to=functions.search_corpus"
-                                    '<|channel|>commentary json<|message|>{"query":"y"}<|call|>')
+    # the completion as gpt-oss generates it (recipient after the channel, constrained content type),
+    # not the history spelling above: what SFT teaches is what the served model emits
+    assert r.decode(completion) == ("<|channel|>analysis<|message|>next hop<|end|><|start|>assistant<|channel|>commentary "
+                                    'to=functions.search_corpus <|constrain|>json<|message|>{"query":"y"}<|call|>')
     back = r.parse(completion, {})
     assert back.reasoning == "next hop" and [(c.name, c.arguments) for c in back.tool_calls] == [("search_corpus", '{"query":"y"}')]
     _, completion = r.sample(messages, tools, {"role": "assistant", "content": "<Document id=\"a\"></Document>"})
@@ -193,9 +193,12 @@ def test_a_multi_call_teacher_turn_trains_what_the_sampler_stops_at():
         assert len(r.parse(completion, {}).tool_calls) == 1
     assert [r.parse(c, {}).tool_calls[0].name for _, c in pairs] == ["search_corpus", "grep_corpus"]
     first, second = pairs
-    assert second[0][: len(first[0]) + len(first[1])] == first[0] + first[1], "call 2's prompt continues call 1"
-    assert "Neil Peart" in r.decode(second[0][len(first[0]) + len(first[1]):]), "and holds call 1's result"
+    assert second[0][: len(first[0])] == first[0], "call 2's prompt continues call 1's"
+    rest = r.decode(second[0][len(first[0]):])  # call 1 as history re-renders it, then its result
+    assert rest.startswith("<|channel|>analysis<|message|>two independent lookups<|end|><|start|>assistant to=functions.search_corpus")
+    assert "Neil Peart" in rest, "and holds call 1's result"
     assert "Neil Peart" not in r.decode(first[0])
+    assert "<|channel|>commentary to=functions.grep_corpus <|constrain|>json" in r.decode(second[1])
     with pytest.raises(ValueError, match="one tool call"):
         r.sample(messages, [], TWO_CALLS)
     # the next turn, rendered from the teacher's context (calls then results), continues both
@@ -203,7 +206,8 @@ def test_a_multi_call_teacher_turn_trains_what_the_sampler_stops_at():
     final = r.completion_ids({"role": "assistant", "content": '<Document id="a"></Document>'})
     assert _stops_inside(final, r.stop_ids) == [len(final) - 1] and final[-1] == ret
     packed = pack_turns([Turn(p, c) for p, c in pairs] + [Turn(r.prompt_ids(after, []), final)])
-    assert len(packed) == 1 and len(packed[0].spans) == 3
+    assert len(packed) == 3, "each call is re-spelled in the next prompt: no turn continues the previous sequence"
+    assert r.prompt_ids(after, [])[: len(second[0])] == second[0], "the answer's prompt continues call 2's"
     # and SFT builds exactly those samples from a collected trajectory record
     from c1.train.sft import build_samples
 
@@ -248,11 +252,11 @@ class ScriptedHarmony:
         return self.completions.pop(0)
 
 
-def test_a_harmony_trajectory_through_the_loop_packs_into_one_sequence(hotpot):
-    """Three turns of the real loop (search, grep, final answer) sampled as harmony tokens: each
-    prompt starts with the previous prompt and completion, so RL scores the whole trajectory in one
-    forward pass (before, the completion spelled the call header otherwise than history did, and
-    every turn was a sequence of its own)."""
+def test_a_harmony_trajectory_through_the_loop_keeps_each_turns_exact_prompt(hotpot):
+    """Three turns of the real loop (search, grep, final answer) sampled as harmony tokens in the
+    model's output spelling: each prompt starts with the previous prompt, then re-renders the call in
+    the history spelling vLLM serves, so each turn is scored against the exact prompt it was sampled
+    from — a sequence of its own, never a packed one whose context the sampler did not see."""
     pytest.importorskip("openai_harmony")
     from c1.agent.tools import ToolConfig
     from c1.train.cispo import pack_turns
@@ -275,8 +279,10 @@ def test_a_harmony_trajectory_through_the_loop_packs_into_one_sequence(hotpot):
     assert all(t.completion_ids[-1] in renderer.stop_ids for t in policy.turns)
     assert res.agent.stats["turns"] == 3 and res.agent.stats["tool_calls"] == 2
     packed = pack_turns(policy.turns)
-    assert len(packed) == 1, [len(p.spans) for p in packed]
-    assert packed[0].spans == [(len(t.prompt_ids), len(t.prompt_ids) + len(t.completion_ids)) for t in policy.turns]
+    assert [p.spans for p in packed] == [[(len(t.prompt_ids), len(t.prompt_ids) + len(t.completion_ids))] for t in policy.turns]
+    for before, after in zip(policy.turns, policy.turns[1:]):
+        assert after.prompt_ids[: len(before.prompt_ids)] == before.prompt_ids
+        assert after.prompt_ids[: len(before.prompt_ids) + len(before.completion_ids)] != before.prompt_ids + before.completion_ids
 
 
 # --- collect → SFT --------------------------------------------------------------------------------

@@ -119,8 +119,8 @@ def pack_turns(turns) -> list[Packed]:
 
     Turn k+1's prompt usually starts with turn k's prompt and completion (the loop only appends),
     so one forward pass over the longer sequence scores both completions. A prune — or a
-    completion that the template re-renders with other tokens — breaks that prefix and starts a
-    new sequence. ``turns``: objects with ``prompt_ids`` and ``completion_ids``."""
+    completion that the next prompt re-renders with other tokens, as harmony does every call (its
+    history spelling is not its output spelling) — breaks that prefix and starts a new sequence. ``turns``: objects with ``prompt_ids`` and ``completion_ids``."""
     out: list[Packed] = []
     cur: Packed | None = None
     for t in turns:

@@ -5,8 +5,8 @@ turns them into tokens. Training must see the same tokens, so this module render
 messages the same way:
 
 - gpt-oss (**harmony**, :class:`HarmonyRenderer`), following vLLM's chat-completions path
-  (:mod:`c1.harmony`, shared with the context's token count: one spelling for history and
-  completions, one call per completion), with the official ``openai-harmony`` package and the
+  (:mod:`c1.harmony`, shared with the context's token count: history in the spelling vLLM
+  re-renders it in, completions in the spelling gpt-oss generates, one call per completion), with the official ``openai-harmony`` package and the
   vocabulary c1 ships (:mod:`c1.tokens`). vLLM dates the system message with today's date unless
   ``VLLM_SYSTEM_START_DATE`` is set: pin the same date in both places (``start_date``) for
   token-exact prompts.
