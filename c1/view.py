@@ -31,6 +31,12 @@ ARGS = 100
 PANEL_CALLS = 6
 """Calls listed in a run's panel (the earlier ones are counted)."""
 PANEL_COLUMNS = 2
+SHORT_TOOLS = {"search_corpus": "search", "grep_corpus": "grep", "read_document": "read", "prune_chunks": "prune"}
+"""A tool's name in a narrow panel (an 80-column terminal), so that what came back stays on the line."""
+NARROW_ARGS = 12
+"""A tool is named short in a panel where its full name leaves less than this for its arguments."""
+RESULT_ROOM = 11
+"""Characters a call's line keeps for what came back: " → 100 0.89"."""
 
 
 def budget_bar(used: int, budget: int, soft: float = 0.5, hard: float = 0.9, width: int = BAR) -> Text:
@@ -53,6 +59,24 @@ def repeat_mark(seen: dict, run: int, name: str, arguments: dict) -> str:
     key = (run, name, repr(sorted(arguments.items())))
     seen[key] = n = seen.get(key, 0) + 1
     return f" #{n}" if n > 1 else ""
+
+
+def packed(parts: list[str], width: int, sep: str = ", ") -> str:
+    """``parts`` joined by ``sep``, broken into lines of at most ``width`` between parts (a part longer
+    than a line is broken by words), so that a narrow panel wraps them whole instead of cutting them."""
+    import textwrap
+
+    lines: list[str] = []
+    for i, part in enumerate(parts):
+        more = len(sep.rstrip()) if i < len(parts) - 1 else 0  # the separator a later break leaves at the end
+        if lines and len(lines[-1]) + len(sep) + len(part) + more <= width:
+            lines[-1] += sep + part
+        elif lines:
+            lines[-1] += sep.rstrip()
+            lines.extend(textwrap.wrap(part, width) or [""])
+        else:
+            lines.extend(textwrap.wrap(part, width) or [""])
+    return "\n".join(lines)
 
 
 def clip(text: str, limit: int) -> str:
@@ -165,9 +189,13 @@ class LiveView:
 
 
 def _finished(e: ev.Finished) -> str:
+    return ", ".join(_finished_parts(e))
+
+
+def _finished_parts(e: ev.Finished) -> list[str]:
     s = e.stats
-    return (f"done ({e.stop_reason}): {len(e.documents)} documents, {s.get('turns', 0)} turns, "
-            f"{s.get('tool_calls', 0)} tool calls, {s.get('pruned', 0)} pruned, {s.get('seconds', 0):.2f}s")
+    return [f"done ({e.stop_reason}): {len(e.documents)} documents", f"{s.get('turns', 0)} turns",
+            f"{s.get('tool_calls', 0)} tool calls", f"{s.get('pruned', 0)} pruned", f"{s.get('seconds', 0):.2f}s"]
 
 
 @dataclass
@@ -207,12 +235,13 @@ class _Panels:
         elif isinstance(e, ev.ToolCalled):
             run.pending[e.call_id] = len(run.calls)
             again = repeat_mark(self._seen, e.run, e.name, e.arguments)
-            run.calls.append(Text.assemble((f"t{e.turn} ", "dim"), call_text(e.name, e.arguments, self._args_width()),
+            name = self._tool_name(e)
+            run.calls.append(Text.assemble((f"t{e.turn} ", "dim"), call_text(name, e.arguments, self._args_width(name, e.turn)),
                                            (again, "dim")))
         elif isinstance(e, ev.ToolResult):
             line = run.calls[run.pending.pop(e.call_id)] if e.call_id in run.pending else Text(e.name)
             if e.error:
-                line.append(f"  ✗ {e.error[:60]}", style="red")
+                self._append_error(line, e.error)
             elif e.chunks:
                 best = max(e.chunks, key=lambda c: c.score if c.score is not None else -1.0)
                 score = shown_score(best.score, e.tool)
@@ -230,9 +259,11 @@ class _Panels:
         elif isinstance(e, ev.ReplyTruncated):
             run.warning = "reply cut at its token cap"
         elif isinstance(e, ev.RunError):
-            run.calls.append(Text(f"error: {e.message[:70]}", style="bold red"))
+            run.calls.append(Text(packed([f"error: {clip(e.message, 3 * self._inner())}"], self._inner()),
+                                  style="bold red"))
         elif isinstance(e, ev.Finished):
-            run.done = _finished(e)
+            first, *counts, seconds = _finished_parts(e)  # the time beside the documents: two lines at 80 columns
+            run.done = packed([first, seconds, *counts], self._inner())
             self._finished += 1
         self._show()
         if self._finished >= self.parallel:
@@ -255,12 +286,30 @@ class _Panels:
         columns = min(PANEL_COLUMNS, self.parallel)
         return max(20, (self.console.width - (columns - 1)) // columns - 4)
 
-    def _args_width(self) -> int:
+    def _tool_name(self, e: ev.ToolCalled) -> str:
+        """The call's tool as the model named it, or short in a narrow panel."""
+        if self._inner() - len(f"t{e.turn} {e.name}()") - RESULT_ROOM >= NARROW_ARGS:
+            return e.name
+        return SHORT_TOOLS.get(e.tool or e.name, e.name)
+
+    def _args_width(self, name: str, turn: int) -> int:
         """Characters of a call's arguments that leave room, on a panel's line, for what came back."""
-        return max(16, min(48, self._inner() - 40))
+        fit = self._inner() - len(f"t{turn} {name}()") - RESULT_ROOM
+        return max(8, min(max(16, min(48, self._inner() - 40)), fit))
+
+    def _append_error(self, line: Text, error: str) -> None:
+        """A failed call's error after it, or under it, wrapped, when the line has no room for it."""
+        text = " ".join(error.split())
+        if line.cell_len + 3 + len(text) <= self._inner():
+            line.append(f"  ✗ {text}", style="red")
+            return
+        lines = packed([f"✗ {clip(text, 2 * (self._inner() - 2))}"], self._inner() - 2).splitlines()
+        line.append("".join(f"\n  {part}" for part in lines), style="red")
 
     def _panel(self, i: int, run: _Run) -> Panel:
-        lines: list[Text] = [budget_bar(run.used, run.budget or 1, self.soft, self.hard, width=16)]
+        numbers = len(f"budget  {run.used:,}/{run.budget or 1:,}")
+        bar = max(4, min(16, self._inner() - numbers))
+        lines: list[Text] = [budget_bar(run.used, run.budget or 1, self.soft, self.hard, width=bar)]
         if len(run.calls) > PANEL_CALLS:
             lines.append(Text(f"… {len(run.calls) - PANEL_CALLS} earlier calls", style="dim"))
         for line in run.calls[-PANEL_CALLS:]:  # one line each: what does not fit ends in "…"

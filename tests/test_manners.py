@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import io
+import os
 from pathlib import Path
 
 import pytest
@@ -225,3 +227,54 @@ def test_usage_errors_are_one_line_with_the_hint(run_c1, args, fragments):
 def test_a_group_without_its_command_still_shows_its_help(run_c1):
     res = run_c1("eval")
     assert "hotpotqa" in res.stdout + res.stderr and "Usage:" in res.stdout + res.stderr
+
+
+# --- the live view's panels at 80 columns -------------------------------------------------------
+
+
+def _panel_run(run: int):
+    from c1.agent import events as ev
+
+    ref = ev.ChunkRef("doc0abc_3", "doc0abc", "Annual Report on Form 10-K for the fiscal year ended December 31, 2017",
+                      1.34, 113, 50)
+    return [
+        ev.RunStarted(run, "How many employees did Coca-Cola have in 2017?", "builtin", None, 32768),
+        ev.TurnStarted(run, 1, 12345, 32768),
+        ev.ToolCalled(run, 1, "c1", "search_corpus", {"query": "How many employees did Coca-Cola have in 2017?"},
+                      "search_corpus"),
+        ev.ToolResult(run, 1, "c1", "search_corpus", [ref], tool="search_corpus"),
+        ev.ToolCalled(run, 1, "c2", "grep_corpus", {"pattern": "(("}, "grep_corpus"),
+        ev.ToolResult(run, 1, "c2", "grep_corpus", [], "invalid regular expression '((': missing )", tool="grep_corpus"),
+        ev.RunError(run, "model server http://127.0.0.1:8001/v1 answered 503: Service Unavailable, try later"),
+        ev.Finished(run, [{"id": "doc0abc"}], {"turns": 12, "tool_calls": 31, "pruned": 4, "seconds": 10.25}, "answer"),
+    ]
+
+
+def _panel_texts(text: str, columns: int) -> list[str]:
+    """The words inside each column of panels, in reading order (borders taken off)."""
+    out = [[] for _ in range(columns)]
+    for line in text.splitlines():
+        cells = line.split("│")[1::2]
+        for i, cell in enumerate(cells[:columns]):
+            out[i].append(cell.strip())
+    return [" ".join(" ".join(col).split()) for col in out]
+
+
+@pytest.mark.parametrize("parallel", [2, 4])
+def test_the_live_view_panels_cut_nothing_that_matters_at_80_columns(parallel):
+    from rich.console import Console
+
+    from c1.view import LiveView
+
+    console = Console(record=True, width=80, force_terminal=False, color_system=None, file=io.StringIO())
+    view = LiveView(console, parallel=parallel)
+    for run in range(parallel):
+        for e in _panel_run(run):
+            view(e)
+    text = console.export_text()
+    assert all(len(line) <= 80 for line in text.splitlines()), text
+    for column in _panel_texts(text, 2):
+        for whole in ("12,345/32,768", "→ 1 0.89", "✗ invalid regular expression '((': missing )",
+                      "error: model server http://127.0.0.1:8001/v1 answered 503: Service Unavailable, try later",
+                      "done (answer): 1 documents", "10.25s", "12 turns", "31 tool calls", "4 pruned"):
+            assert column.count(whole) == parallel // 2, (whole, column)
