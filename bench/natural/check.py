@@ -137,8 +137,13 @@ def _loaded(path: str):
 
 
 def _file_text(path: str) -> str:
-    """The text c1 indexes for a file (its documents' titles and texts)."""
-    return "\n".join(f"{d.title}\n{d.text}" for d in _loaded(path))
+    """The text c1 indexes for a file (its documents' titles and texts); '' when c1 skips it."""
+    from c1.index.documents import Skip
+
+    try:
+        return "\n".join(f"{d.title}\n{d.text}" for d in _loaded(path))
+    except Skip:
+        return ""
 
 
 def _pdf_pages(path: str) -> int:
@@ -175,6 +180,9 @@ def check_record(r: dict, kind: str, corpus: Corpus | None, texts: bool) -> list
     missing = [g for g in gold if g not in corpus.keys]
     bad += [f"gold {g!r} is not a document of {kind}" for g in missing]
     for g, alts in r.get("copies", {}).items():
+        if not isinstance(alts, list):
+            bad.append(f"copies: {g!r} must map to a list of keys")
+            continue
         if g not in gold:
             bad.append(f"copies: {g!r} is not a gold key")
         bad += [f"copies: {a!r} is not a document of {kind}" for a in alts if a not in corpus.keys]
