@@ -278,3 +278,33 @@ def test_the_live_view_panels_cut_nothing_that_matters_at_80_columns(parallel):
                       "error: model server http://127.0.0.1:8001/v1 answered 503: Service Unavailable, try later",
                       "done (answer): 1 documents", "10.25s", "12 turns", "31 tool calls", "4 pruned"):
             assert column.count(whole) == parallel // 2, (whole, column)
+
+
+# --- the index progress counts the chunks as they are written --------------------------------------
+
+
+@pytest.mark.slow
+def test_the_index_progress_counts_chunks_as_they_are_written(c1_home, tmp_path, monkeypatch):
+    """The reading line said "0 chunks" all along (it showed the chunks embedded, none before the
+    vectors): it shows the chunks committed so far, growing file by file, and no count before the first."""
+    import dataclasses
+    import re
+
+    import c1.index.indexer as ix
+    from c1.commands.index_view import progress_lines
+    from c1.config import load_settings
+    from c1.store.embedders import make_embedder
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for i in range(4):
+        (folder / f"note {i}.md").write_text(f"# Note {i}\n\n" + f"Paragraph {i} about rivers and deltas. " * (40 * (i + 1)))
+    monkeypatch.setattr(ix, "BATCH_CHUNKS", 1)  # a commit per file
+    states = []
+    report = ix.Indexer(load_settings(), make_embedder(), progress=lambda p: states.append(dataclasses.replace(p)),
+                        embed=False).run([str(folder)])
+    lines = [progress_lines(s, 30.0, 80)[0] for s in states if s.phase == "reading" and s.files_total]
+    assert lines and report.chunks > 4
+    assert not any(" 0 chunks" in line for line in lines), lines
+    counts = [int(m.group(1).replace(",", "")) for line in lines if (m := re.search(r"([\d,]+) chunks", line))]
+    assert len(set(counts)) == 4 and counts == sorted(counts) and counts[-1] == report.chunks, (counts, lines)

@@ -153,7 +153,9 @@ def progress_lines(p, elapsed: float, width: int, size_of=None, ocr: str = "") -
         done += size_of(p.current) * min(1.0, p.file_chunks_done / p.file_chunks)
     share = min(1.0, done / p.bytes_total) if p.bytes_total else p.files_done / p.files_total
     left = _time_left(elapsed, share)
-    tail = f" {share:4.0%} · {p.files_done:,}/{p.files_total:,} files · {p.chunks_done:,} chunks · {left}"
+    written = getattr(p, "chunks_written", 0)  # counted as files are committed: none shown before the first
+    chunks = f" · {written:,} chunks" if written else ""
+    tail = f" {share:4.0%} · {p.files_done:,}/{p.files_total:,} files{chunks} · {left}"
     room = width - len("indexing ") - len(tail)
     bar = _bar(share, min(BAR, room)) if room >= 6 else ""
     first = _fit(f"indexing {bar}{tail}" if bar else f"indexing{tail}", width)

@@ -111,6 +111,8 @@ class Progress:
     files_done: int = 0
     chunks_done: int = 0
     """Chunks embedded so far, round by round."""
+    chunks_written: int = 0
+    """Chunks of the files committed so far (searchable by keywords), batch by batch."""
     chunks_total: int = 0
     """Chunks to embed in this run (known once every file is read)."""
     phase: str = "reading"
@@ -485,6 +487,7 @@ class Indexer:
             else:
                 report.updated += 1
         report.chunks += len(chunks)
+        self.state.chunks_written += len(chunks)
         self.state.files_done += len(batch)
         self.state.bytes_done += sum(item.rec.size for item in batch)
         self.progress(self.state)
