@@ -439,6 +439,7 @@ def train_collect(
     settings = _settings(collection=collection, home=home, chroma_url=chroma_url, embed_url=embed_url, embed_model=embed_model,
                          policy=policy, base_urls=tuple(base_url or ()), model=model, api_key=api_key,
                          reasoning_effort=reasoning_effort, temperature=temperature, budget=budget, max_turns=max_turns)
+    settings = _server_must_answer(settings, policy, tuple(base_url or ()))
     _run(run_collect, settings, flags, tasks=tasks, out=out, seed=seed, json_out=json_out, quiet=quiet)
 
 
@@ -549,6 +550,7 @@ def _eval_command(dataset: str, summary: str):
             parallel=parallel, max_docs=max_docs, budget=budget, max_turns=max_turns, base_urls=tuple(base_url or ()),
             model=model, api_key=api_key, reasoning_effort=reasoning_effort, temperature=temperature, seed=flags.seed,
         )
+        settings = _server_must_answer(settings, policy, tuple(base_url or ()))
         _run(run_eval_command, settings, dataset, path, flags, json_out=json_out, quiet=quiet)
 
     command.__doc__ = summary

@@ -150,6 +150,8 @@ def test_a_named_base_url_that_does_not_answer_is_an_error(invoke_c1, keyword_co
     invoke_c1("search", "which river is in Africa?").assert_one_line_error(2, url)
     monkeypatch.delenv("C1_BASE_URLS")
     # asked for: --policy auto falls back, saying so; a config file's server is a standing default and falls back too
+    res = invoke_c1("eval", "jsonl", _tiny_jsonl_dataset(tmp_path / "ds"), "--base-url", url, "--out", tmp_path / "run")
+    res.assert_one_line_error(2, url, "unreachable")  # eval's default system is the named server's too
     config = tmp_path / "xdg-config" / "c1" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     for args, config_text in ((("--base-url", url, "--policy", "auto"), ""), ((), f'base_urls = ["{url}"]\n')):
