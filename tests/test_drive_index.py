@@ -268,3 +268,80 @@ def test_c1_index_reports_a_link_out_and_follows_it_with_follow(c1_home, invoke_
     assert (r["added"], r["unchanged"]) == (2, 1)  # budget.txt and mail/offer.txt; a.txt once
     assert str(docs / "mail") not in {s["path"] for s in r["skipped"]}
     assert HOLDS in {s["path"]: s["reason"] for s in r["skipped"]}[str(docs / "up")]
+
+
+# --- defect 8: a metadata title only when it reads as one; else the first heading, the file name --
+
+
+@pytest.mark.parametrize("junk", [
+    "MÃ¼nchen Mietvertrag",  # UTF-8 read as Windows-1252
+    "\u00fe\u00ffLicence Agreement",  # a UTF-16 byte-order mark read as Latin-1
+    "Licence\x07 Agreement", "\ue000\ue001\ue002\ue003 licence",  # a control, unmapped glyphs
+    "/home/anna/Documents/licence", r"C:\Users\anna\Desktop\licence", "Users/anna/Desktop/x",
+    "Microsoft Word - lease.doc", "untitled", "88300 162..177",
+])
+def test_garbled_or_non_titles_are_junk(junk):
+    from c1.index.loaders.titles import is_junk
+
+    assert is_junk(junk)
+
+
+@pytest.mark.parametrize("title", [
+    "Mietvertrag München 2024", "Q1/Q2 results", "GNU General Public License",
+    "菲达环保：关于公司2015年年度报告", "حَبيبي habibi", "Café menu", "grasshopper",
+])
+def test_real_titles_are_not_junk(title):
+    from c1.index.loaders.titles import is_junk
+
+    assert not is_junk(title)
+
+
+def make_titled_odt(path: Path, title: str, heading: str | None, body: str) -> Path:
+    from odf.dc import Title
+    from odf.opendocument import OpenDocumentText
+    from odf.text import H, P
+
+    document = OpenDocumentText()
+    document.meta.addElement(Title(text=title))
+    if heading:
+        document.text.addElement(H(outlinelevel=1, text=heading))
+    document.text.addElement(P(text=body))
+    document.save(str(path))
+    return path
+
+
+def test_odt_garbled_metadata_title_gives_way_to_the_first_heading(tmp_path):
+    body = "The tenant pays the rent on the first day of each month."
+    for n, garbled in enumerate(["MÃ¼nchen Mietvertrag", r"C:\Users\anna\Desktop\lease", "\u00fe\u00ffLease"]):
+        path = make_titled_odt(tmp_path / f"{n}.odt", garbled, "Lease of Flat 3", body)
+        assert load(Source(str(path), "odt"))[0].title == "Lease of Flat 3", garbled
+    fine = make_titled_odt(tmp_path / "4.odt", "Mietvertrag München", "Lease of Flat 3", body)
+    assert load(Source(str(fine), "odt"))[0].title == "Mietvertrag München"
+
+
+def test_a_sentence_is_no_heading_the_file_name_is_the_title(tmp_path):
+    for n, body in enumerate(["the tenant shall pay the rent on the first day of each month, in advance.",
+                              "Rent is due monthly. The tenant pays it in advance, by bank transfer."]):
+        path = make_titled_odt(tmp_path / f"lease_terms_{n}.odt", "untitled", None, body)
+        assert load(Source(str(path), "odt"))[0].title == f"lease terms {n}", body
+
+
+def test_pdf_garbled_metadata_title_is_not_the_title(tmp_path, shared_data):
+    import pypdf
+
+    source = shared_data / "pdf" / "pdfplumber_tests" / "issue-982-example.pdf"  # "Art in Machine Learning"
+    writer = pypdf.PdfWriter(clone_from=str(source))
+    for n, garbled in enumerate(["Ã‰tat de l’art", r"C:\Users\anna\Desktop\licence"]):
+        writer.add_metadata({"/Title": garbled})
+        path = tmp_path / f"art-{n}.pdf"
+        with open(path, "wb") as f:
+            writer.write(f)
+        title = load(Source(str(path), "pdf"))[0].title
+        assert title and "Ã" not in title and "Users" not in title, title
+
+
+def test_html_title_that_is_no_title_gives_way_to_the_h1(tmp_path):
+    path = tmp_path / "lease.html"
+    path.write_text("<html><head><title>Microsoft Word - lease.doc</title></head>"
+                    "<body><h1>Lease of Flat 3</h1><p>The rent is due monthly.</p></body></html>")
+    assert load(Source(str(path), "html"))[0].title == "Lease of Flat 3"

@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from c1.index.documents import Document, Skip
 from c1.index.loaders.common import BOMS, SNIFF, clean, clip, file_name, read_bytes
 from c1.index.loaders.registry import Format, Loaded, register
+from c1.index.loaders.titles import is_junk
 
 _SKIPPED_TAGS = {"script", "style", "noscript", "template"}
 # Tags that start a new line, and those that start a new paragraph (a blank line before).
@@ -91,14 +92,15 @@ class _HTMLText(HTMLParser):
 
 def html_to_text(html: str) -> tuple[str, str]:
     """Visible text of an HTML document (blocks on their own lines, a blank line between
-    paragraphs) and its title (``<title>``, else the first ``<h1>``; "" if neither)."""
+    paragraphs) and its title: ``<title>`` when it reads as a title (not "Untitled", not Word's
+    "Microsoft Word - x.doc", not garbled), else the first ``<h1>``; "" if neither."""
     parser = _HTMLText()
     parser.feed(html)
     parser.close()
     lines = (re.sub(r"[^\S\n]+", " ", line).strip() for line in "".join(parser.parts).split("\n"))
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-    title = clip("".join(parser.title)) or clip("".join(parser.h1))
-    return clean(text), clean(title)
+    title, h1 = clean(clip("".join(parser.title))), clean(clip("".join(parser.h1)))
+    return clean(text), title if title and not is_junk(title) else h1
 
 
 def _decode_html(data: bytes) -> str:

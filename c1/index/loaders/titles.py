@@ -13,12 +13,15 @@ title; else the most salient heading of the first page (the largest type, boiler
 running heads left out); else the words of the file name. When the file name carries words the
 title lacks, they come first: "3M 2022 10K — 3M Company". Nothing here knows any company or
 form: the boilerplate list is short and generic, and running heads are found per document.
+A title must also read as one (issue 33): garbled text (mojibake, control or unmapped
+characters), a path, or a line of running text (a sentence's middle, two sentences) is none.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections import Counter
 
 from c1.index.headers import MD_HEADING
@@ -43,6 +46,13 @@ _FILE_LIKE = re.compile(r"[^\W_][_.\-]+[^\W_]")  # in one token: "905_Precinct",
 _EXTENSION = re.compile(r"\.(pdf|docx?|odt|rtf|txt|tex|dvi|ps|indd|pptx?|xlsx?|html?|exe|tmp)$", re.I)
 _HEX_ID = re.compile(r"^[0-9a-f\-]{16,}$", re.I)
 _URL = re.compile(r"://|^www\.", re.I)
+_PATH = re.compile(r"(?:^|\s)(?:[A-Za-z]:)?[\\/][^\s\\/]+[\\/]|[A-Za-z][\w.~-]*[\\/][A-Za-z][\w.~-]*[\\/]")
+"""A file-system path: ``/home/anna/x``, ``C:\\Users\\anna``, ``Users/anna/Desktop`` (not "Q1/Q2", "12/3/2014")."""
+_NOT_TEXT = {"Cc", "Cs", "Co", "Cn"}  # control, surrogate, private-use (unmapped glyphs), unassigned
+_UTF16_BOM_AS_LATIN1 = ("\u00fe\u00ff", "\u00ff\u00fe")  # "þÿ": a UTF-16 string read as PDFDocEncoding
+_SENTENCES = re.compile(r"[a-z]{3,}[.!?]\s+[A-Z][a-z]*\s+[a-z]")  # "…a meaning. This text…": two sentences
+_HEADING_WORDS = 15  # a line of more words is running text
+_UNSIZED_LINES = 5  # without type sizes, a heading is among the first lines with words
 _ENDS = " \t.:;,-–—_*•·|()[]"
 _RUNNING_HEAD_LINES = 2  # lines at the top and at the bottom of a page that may repeat
 _SALIENT_LINES = 40  # lines of the first page looked at for a heading
@@ -73,8 +83,34 @@ def _says_nothing(text: str) -> bool:
         or sum(ch.isalpha() for ch in text) < 2
         or lowered in _PLACEHOLDERS
         or lowered in _BOILERPLATE
-        or "\ufffd" in text
+        or garbled(text)
+        or bool(_PATH.search(text))
+        or sum(ch.isalpha() for ch in text) < len(text.replace(" ", "")) / 2
     )
+
+
+def garbled(text: str) -> bool:
+    """Text that did not decode right: control or private-use characters (glyphs with no
+    Unicode mapping), U+FFFD, a UTF-16 byte-order mark read as Latin-1 ("þÿ…"), or mojibake,
+    UTF-8 read as Windows-1252 ("MÃ¼nchen" for "München")."""
+    if "\ufffd" in text or text.startswith(_UTF16_BOM_AS_LATIN1):
+        return True
+    if any(unicodedata.category(ch) in _NOT_TEXT for ch in text if ch not in "\t\n\r"):
+        return True
+    return any(_is_utf8(run) for run in _NON_ASCII_RUN.findall(text))
+
+
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]{2,}")
+
+
+def _is_utf8(run: str) -> bool:
+    """Whether these characters, as Windows-1252 bytes, are UTF-8 text ("Ã¼" is "ü"): one such
+    run is mojibake (a real word's accented letters are not valid UTF-8 as such bytes)."""
+    try:
+        run.encode("cp1252").decode("utf-8")
+    except UnicodeError:
+        return False
+    return True
 
 
 def strip_heading_marks(title: str) -> str:
@@ -110,7 +146,8 @@ def salient_heading(lines: list[Line], running: set[str] = frozenset()) -> str:
     usual = Counter(size for _, size in lines if size).most_common(1)
     largest = max((size for text, size in lines if size and _could_be_heading(text)), default=None)
     if largest is None or largest <= usual[0][0]:  # no type larger than the body's: no signal
-        return next((text for text, _ in lines if _could_be_heading(text) and normal(text) not in running), "")
+        worded = [text for text, _ in lines if sum(ch.isalpha() for ch in text) >= 2][:_UNSIZED_LINES]
+        return next((text for text in worded if _could_be_heading(text) and normal(text) not in running), "")
     runs: list[list[str]] = []
     last = -2
     for i, (text, size) in enumerate(lines):
@@ -141,7 +178,21 @@ def _could_be_heading(text: str) -> bool:
         and not _says_nothing(text)
         and not (text.startswith("(") and text.endswith(")"))  # "(Exact name of registrant ...)"
         and not _URL.search(text)
-        and sum(ch.isalpha() for ch in text) >= len(text.replace(" ", "")) / 2
+        and not _reads_as_body_text(text)
+    )
+
+
+def _reads_as_body_text(text: str) -> bool:
+    """A line of running text rather than a heading: a sentence's middle (it starts in lower
+    case, or opens a bracket it does not close), two sentences, or a long clause with commas."""
+    words = text.split()
+    first = next((ch for ch in text if ch.isalpha()), "")
+    return (
+        (first.islower() and (len(words) >= 3 or text[-1] in ".,;:"))
+        or text.count("(") != text.count(")")
+        or bool(_SENTENCES.search(text))
+        or len(words) > _HEADING_WORDS
+        or (len(words) >= 10 and text.count(",") >= 2)
     )
 
 
@@ -186,4 +237,4 @@ def document_title(metadata: str, first_page: list[Line], pages: list[str], path
     if metadata and not is_junk(metadata) and not _is_file_name(metadata, path):
         return with_name_words(clip(metadata), path, related_only=True)
     title = salient_heading(first_page, running_heads(pages))
-    return with_name_words(title, path) or clip(first_page[0][0] if first_page else "") or os.path.basename(path)
+    return with_name_words(title, path) or os.path.basename(path)
