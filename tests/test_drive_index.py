@@ -253,6 +253,18 @@ def test_a_link_to_the_named_folder_or_above_is_never_walked_from_inside(tmp_pat
     assert HOLDS in reasons[str(docs / "deep" / "back")]  # it holds deep/, the folder named
 
 
+def test_a_watch_sees_changes_under_links_out_only_with_follow(tmp_path):
+    from c1.index.walk import Source, scan_changed
+
+    docs = make_drive(tmp_path)
+    changed = [str(docs / "budget.txt"), str(docs / "mail" / "offer.txt"), str(docs / "a.txt")]
+    found = scan_changed([str(docs)], changed, max_bytes=MB)
+    assert found.sources == [Source(str(docs / "a.txt"), "text")]
+    assert [(p, OUTSIDE in r) for p, r in found.skipped] == [(str(docs / "budget.txt"), True)]
+    found = scan_changed([str(docs)], changed, max_bytes=MB, follow=True)
+    assert [s.path for s in found.sources] == sorted(changed) and found.skipped == []
+
+
 def test_c1_index_reports_a_link_out_and_follows_it_with_follow(c1_home, invoke_c1, tmp_path):
     docs = make_drive(tmp_path)
     first = invoke_c1("index", docs, "--keywords-only", "--json")
