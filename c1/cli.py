@@ -145,7 +145,7 @@ def main_callback(
 # index ---------------------------------------------------------------------------------------
 @app.command()
 def index(
-    paths: Annotated[list[str], typer.Argument(help="Files and folders: txt, md, rst, html, pdf, docx, pptx, xlsx, csv, odt, epub, rtf, eml, mbox, Maildir, jsonl, images.")],
+    paths: Annotated[list[str], typer.Argument(help="Files and folders: txt, md, rst, html, pdf, docx, pptx, xlsx, csv, odt, ods, epub, rtf, eml, mbox, Maildir, jsonl, images.")],
     collection: Collection = None,
     home: Home = None,
     chroma_url: ChromaUrl = None,

@@ -357,3 +357,48 @@ def test_html_title_that_is_no_title_gives_way_to_the_h1(tmp_path):
     path.write_text("<html><head><title>Microsoft Word - lease.doc</title></head>"
                     "<body><h1>Lease of Flat 3</h1><p>The rent is due monthly.</p></body></html>")
     assert load(Source(str(path), "html"))[0].title == "Lease of Flat 3"
+
+
+def make_ods(path: Path) -> Path:
+    from odf.opendocument import OpenDocumentSpreadsheet
+    from odf.table import CoveredTableCell, Table, TableCell, TableRow
+    from odf.text import P
+
+    document = OpenDocumentSpreadsheet()
+    table = Table(name="Plan")
+    for cells in ([(h, {}) for h in HEADER],
+                  [("Q2", {}), ("75000", {"numbercolumnsrepeated": 2}), ("80000", {})],
+                  [("Q3", {}), ("closed", {"numbercolumnsspanned": 3}), None, None],
+                  [("", {"numbercolumnsrepeated": 16380})]):  # the empty rest of the row, as writers store it
+        row = TableRow()
+        for cell in cells:
+            if cell is None:
+                row.addElement(CoveredTableCell())
+                continue
+            element = TableCell(**cell[1])
+            if cell[0]:
+                element.addElement(P(text=cell[0]))
+            row.addElement(element)
+        table.addElement(row)
+    document.spreadsheet.addElement(table)
+    document.save(str(path))
+    return path
+
+
+def test_ods_sheets_keep_equal_cells_and_write_a_merge_once(tmp_path):
+    docs = load(Source(str(make_ods(tmp_path / "plan.ods")), "ods"))
+    assert len(docs) == 1 and docs[0].pages == [(0, 1)]
+    text = docs[0].text
+    assert text.splitlines()[0] == "Plan"
+    assert KEPT in text
+    assert "Quarter: Q3 | Budget: closed" in text and text.count("closed") == 1
+
+
+def test_an_odt_named_ods_is_skipped_with_a_reason(tmp_path):
+    from c1.index.loaders import Skip
+
+    odt = make_titled_odt(tmp_path / "x.odt", "Lease", "Lease", "Rent is due monthly.")
+    misnamed = tmp_path / "x.ods"
+    misnamed.write_bytes(odt.read_bytes())
+    with pytest.raises(Skip, match="not an OpenDocument spreadsheet"):
+        load(Source(str(misnamed), "ods"))

@@ -29,7 +29,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 
-COSTLY_KINDS = frozenset({"pdf", "image", "docx", "pptx", "epub", "odt", "xlsx", "rtf"})
+COSTLY_KINDS = frozenset({"pdf", "image", "docx", "pptx", "epub", "odt", "ods", "xlsx", "rtf"})
 """Kinds whose reading costs far more than starting a process (parsing, PDFium, OCR)."""
 MAX_READERS = 8
 AHEAD_PER_READER = 2
