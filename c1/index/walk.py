@@ -60,8 +60,9 @@ class Walked:
     sources: list[Source] = field(default_factory=list)
     """Sorted by path."""
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    """``(path, reason)``: unreadable folders, symlink loops, files over the size limit,
-    explicitly named files of an unsupported type."""
+    """``(path, reason)``: unreadable folders, symlink loops, links out of the folder (without
+    ``follow``) or to a folder above it, files over the size limit, explicitly named files of an
+    unsupported type."""
     unsupported: Counter = field(default_factory=Counter)
     """Files of unsupported types found inside folders, by lower-case extension
     (``".docx"``; ``"(no extension)"``)."""
