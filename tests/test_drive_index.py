@@ -253,6 +253,17 @@ def test_a_link_to_the_named_folder_or_above_is_never_walked_from_inside(tmp_pat
     assert HOLDS in reasons[str(docs / "deep" / "back")]  # it holds deep/, the folder named
 
 
+def test_a_link_into_another_named_folder_is_left_to_that_folder(tmp_path):
+    from c1.index.walk import Source, walk
+
+    docs = make_drive(tmp_path)
+    mail = tmp_path / "drive" / "mail"
+    sources, skipped = walk([str(docs), str(mail)], max_bytes=MB)
+    assert Source(str(mail / "offer.txt"), "text") in sources  # under its own path, not docs/mail/
+    assert str(docs / "mail") not in dict(skipped)  # nothing to say: mail/ is walked as itself
+    assert not any("docs/mail/" in s.path for s in sources)
+
+
 def test_a_watch_sees_changes_under_links_out_only_with_follow(tmp_path):
     from c1.index.walk import Source, scan_changed
 

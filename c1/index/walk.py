@@ -82,6 +82,7 @@ def scan(paths: list[str], *, max_bytes: int, follow: bool = False) -> Walked:
         if not os.path.exists(path):
             raise FileNotFoundError(path)
     walker = _Walker(max_bytes, follow)
+    walker.roots = [os.path.realpath(p) for p in paths]
     for path in paths:
         walker.add(os.path.realpath(path))  # a folder named through a symlink is the folder: the same paths
     walker.found.sources.sort(key=lambda s: s.path)
@@ -100,6 +101,7 @@ def scan_changed(roots: list[str], paths: list[str], *, max_bytes: int, follow: 
     walk never reaches (hidden, ``__pycache__``, a Maildir's ``tmp/``) and files of unsupported
     types give nothing, not even a count; paths that no longer exist are the caller's business."""
     walker = _Walker(max_bytes, follow)
+    walker.roots = list(roots)
     for path in dict.fromkeys(os.path.abspath(p) for p in paths):
         root = next((r for r in roots if under(path, [r])), None)
         if root is None or not os.path.exists(path):
@@ -108,8 +110,9 @@ def scan_changed(roots: list[str], paths: list[str], *, max_bytes: int, follow: 
             walker.add(path)
             continue
         walker.root = root
-        if os.path.islink(path) and (problem := walker.link_problem(path)):
-            walker._skip(path, problem)
+        if os.path.islink(path) and (problem := walker.link_problem(path)) is not None:
+            if problem:
+                walker._skip(path, problem)
             continue
         if not follow and not under(os.path.realpath(path), [root]):
             continue  # below a link out of the folder, which the walk does not follow
@@ -181,6 +184,7 @@ class _Walker:
         self.max_bytes = max_bytes
         self.follow = follow
         self.root = ""  # the named folder being walked (its real path)
+        self.roots: list[str] = []  # all the named paths (real paths)
         self.found = Walked()
         self._seen_files: set[tuple[int, int]] = set()  # (device, inode): a file reached twice is taken once
         self._seen_dirs: set[str] = set()
@@ -254,12 +258,17 @@ class _Walker:
             return None
 
     def link_problem(self, path: str) -> str | None:
-        """Why the symbolic link ``path``, met inside :attr:`root`, is not followed; None: it is."""
+        """Why the symbolic link ``path``, met inside :attr:`root`, is not followed; None: it is;
+        "": it is not, and that needs no saying (it leads into another named path, walked as itself)."""
         real = os.path.realpath(path)
         if real != self.root and os.path.isdir(real) and under(self.root, [real]):
             return ("link to a folder that holds the named folder (never followed, even with --follow: "
                     "it would index the folder again)")
-        if self.follow or under(real, [self.root]):
+        if under(real, [self.root]):
+            return None
+        if under(real, [r for r in self.roots if r != self.root]):
+            return ""
+        if self.follow:
             return None
         return f"link outside the folder (to {real}); --follow follows it"
 
