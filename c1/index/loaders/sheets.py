@@ -113,7 +113,8 @@ def _merged_ranges(sheet) -> list[Range]:
     try:
         with sheet._get_source() as source:
             while chunk := source.read(1 << 20):
-                refs.update(_MERGE_REF.findall(tail + chunk))
+                if b"mergeCell" in (window := tail + chunk):
+                    refs.update(_MERGE_REF.findall(window))
                 tail = chunk[-256:]  # a tag cut by the chunk's end is found whole next time
     except (OSError, KeyError, AttributeError, zipfile.BadZipFile, zlib.error):
         return []
