@@ -402,7 +402,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
                 sent = _Sentence(rank, doc_id, chunk.id, len(units), *span, text, heading=heading, title=title)
                 title = None
                 units.append(sent)
-                if span not in spans and len(sent.text.split()) >= 3:
+                if span not in spans and sx.words(sent.text) >= 3:
                     spans.add(span)
                     row = next((r for a, r in page_rows.items() if span[0] <= a < span[1]), None)
                     if row is not None:  # a best row of a best table page
@@ -685,7 +685,7 @@ def justify(ranker, doc, qsim: dict[str, float], ranking=None) -> str:
             unit = u.text(text)
             have = set(stems(unit))
             hit = sum(w for t, w in wanted.items() if t in have)
-            n_words = len(unit.split())
+            n_words = sx.words(unit)
             fit = hit + 0.1 * qsim.get(cid, 0.0) + min(n_words, 30) / 300 - (0.5 if n_words < 4 else 0.0)
             shown = sx.row_with_header(text, units, i) if u.kind == "row" else sx.readable(unit)
             cands.append((fit, shown, unit))

@@ -25,6 +25,24 @@ import re
 from dataclasses import dataclass
 
 from c1.index.chunking import hard_split
+from c1.retrieval.terms import CJK
+
+CJK_END = rf"(?:[。｡！？]|(?<=[{CJK}])[!?])+[」』”’）)\]\"']*"
+"""Where a sentence of Chinese or Japanese ends: at 。！？ (or ! ? after an ideograph or kana), spaces
+after it or not, closing quotes and brackets with it."""
+_CJK_END = re.compile(CJK_END)
+_CJK_START = re.compile(f"[{CJK}]")
+_CJK_RUNS = re.compile(f"[{CJK}]+")
+_CJK_WRAPPED = re.compile(f"(?<=[{CJK}，、])[ \t]*\n\\s*(?=[{CJK}])")
+"""A line break inside a sentence of Chinese or Japanese: read without a space."""
+MONTHS = frozenset(
+    "january february march april may june july august september october november december "
+    "januar jänner februar märz mai juni juli oktober dezember "
+    "janvier février mars avril juin juillet août septembre octobre novembre décembre "
+    "jan feb mar apr jun jul aug sep sept oct nov dec jän mär okt dez janv févr avr juil déc".split())
+"""Month names (English, German, French) and their abbreviations: "1. März" is a date, not an end."""
+ORDINAL_BEFORE = frozenset("am im vom zum zur bis ab seit dem den der des das ein einem einen eines jeden jedem".split())
+"""German words a day or an ordinal number follows ("am 1.", "zum 3. Mal", "bis 31."): its period ends nothing."""
 
 ABBREVIATIONS = frozenset(
     "mr mrs ms mx dr prof sr jr st mt rev hon gen col lt sgt capt gov sen rep messrs mme mlle "
@@ -40,7 +58,7 @@ NUMBERED = frozenset("section sections article articles clause clauses schedule 
 """Words that a number with a period after them refers to ("Section 5.") rather than ends."""
 DOTTED = re.compile(r"(?:[A-Za-z]\.){2,}$")
 """U.S., e.g., i.e., N.A.: letters each with a period."""
-_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)")
+_END = re.compile(rf"[.!?…]+[\"'”’)\]]*(?=\s)|{CJK_END}")
 _STARTS = re.compile(r"[\"'“‘(\[]*[A-Z0-9$€£§¶]|\((?:[a-z]|[ivx]{1,4})\)\s")
 """What can start a sentence: a capital, a digit, a quote or bracket before one, or an enumerator "(b) "."""
 _MARKER = re.compile(r"^\s*(?:[-*•‣◦▪–]\s+|(?:\d{1,3}(?:\.\d{1,3})+\.?|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|"
@@ -73,6 +91,8 @@ _NUMBERS_ROW = re.compile(r"^\D{2,}?(?:\.{3,}|\s{2,}|\s)\(?[$€£]?\s?[\d,.]+\)
 """A label followed by two or more figures: a row of a financial table as PDF text gives it."""
 SHORT_LINE = 48
 """A line this short without sentence punctuation, followed by a capitalised line, stands alone (a title)."""
+SHORT_CJK = 20
+"""... in Chinese or Japanese, this short (a line a PDF wrapped is as long as its page is wide)."""
 UNIT_MAX = 800
 """A longer run without a sentence end is cut at a word."""
 
@@ -85,6 +105,19 @@ class Unit:
 
     def text(self, source: str) -> str:
         return source[self.start : self.end]
+
+
+def words(text: str) -> int:
+    """How many words ``text`` has: those between spaces, a run of Chinese or Japanese counted a word
+    for each two characters (about a word's length there: those scripts put no spaces between words)."""
+    n = len(text.split())
+    if text.isascii():
+        return n
+    runs = _CJK_RUNS.findall(text)
+    if not runs:
+        return n
+    rest = [w for w in _CJK_RUNS.sub(" ", text).split() if re.search(r"\w", w)]
+    return len(rest) + sum((len(r) + 1) // 2 for r in runs)
 
 
 def line_spans(text: str) -> list[tuple[int, int]]:
@@ -233,7 +266,10 @@ def _trail(line: str) -> int:
 
 
 def _stands_alone(line: str) -> bool:
-    """A short line without sentence punctuation that starts with a capital: a title or a caption."""
+    """A short line without sentence punctuation that starts with a capital: a title or a caption; in
+    Chinese or Japanese, a line of at most ``SHORT_CJK`` characters ("第一条 保密义务")."""
+    if _CJK_START.match(line):
+        return len(line) <= SHORT_CJK and not re.search(r"[.!?,;:。｡！？，、；：]\s*$", line)
     return (len(line) <= SHORT_LINE and not re.search(r"[.!?,;:]\s*$", line) and line[:1].isupper()
             and len(line.split()) <= 8)
 
@@ -260,7 +296,7 @@ def _part_sentences(text: str, start: int, end: int, kind: str) -> list[Unit]:
         cut = m.end()
         nxt = re.compile(r"\s+").match(text, cut, end)
         after = nxt.end() if nxt else cut
-        if after >= end or not _STARTS.match(text, after, end):
+        if after >= end or not (_STARTS.match(text, after, end) or _CJK_END.match(text, m.start(), end)):
             continue
         if text[m.start()] == "." and m.end() - m.start() == 1 and not _period_ends(text, pos, m.start()):
             continue
@@ -284,9 +320,24 @@ def _period_ends(text: str, sent_start: int, dot: int) -> bool:
     before = re.search(r"(\S+)\s+\S+$", text[sent_start:dot])
     if bare.isdigit() and before and before.group(1).strip("(").lower() in NUMBERED:
         return False  # "Section 5. Confidentiality": a reference, not an end
+    if bare.isdigit() and ordinal(text, dot, before.group(1) if before else ""):
+        return False  # "am 1. März", "zum 3. Mal"
     if dot - len(word) <= sent_start + _marker_len(text, sent_start) and re.fullmatch(r"\(?[\divxlc]{1,4}\)?|[a-z]|\d{1,3}(?:\.\d{1,3})+", bare):
         return False  # the list marker "1.", "iv." or "5.4." itself
     return True
+
+
+def ordinal(text: str, dot: int, before: str) -> bool:
+    """Whether the number before the period at ``dot`` is a day or an ordinal: a month name follows it
+    ("1. März", "15. janvier", "1. January"), or it follows a German word that such a number follows
+    ("am 1.", "zum 3. Mal"; ``before``: the word before the number)."""
+    number = re.search(r"(?<![\d.,])\d{1,3}$", text[max(0, dot - 4):dot])
+    if not number:
+        return False
+    if before.lower() in ORDINAL_BEFORE:
+        return True
+    following = re.match(r"\s+([^\W\d_]+)", text[dot + 1:dot + 40])
+    return bool(following and len(number.group()) <= 2 and following.group(1).lower() in MONTHS)
 
 
 def _marker_len(text: str, start: int) -> int:
@@ -316,7 +367,7 @@ def readable(text: str) -> str:
         line = re.sub(r"^\s*>+\s?", "", line)
         line = re.sub(r"^\s*[-*•‣◦▪]\s+", "", line)
         out.append(line)
-    s = " ".join(" ".join(out).split())
+    s = " ".join(_CJK_WRAPPED.sub("", "\n".join(out)).split())
     s = _LINK.sub(r"\1", s)
     s = _TAG.sub("", s)
     s = _EMPHASIS.sub(r"\2", s)

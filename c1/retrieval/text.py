@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from c1.retrieval.terms import STOPWORDS
-from c1.retrieval.sentences import line_spans
+from c1.retrieval.terms import CJK, STOPWORDS
+from c1.retrieval.sentences import CJK_END, SHORT_CJK, line_spans, ordinal
 
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
 _CAPS = re.compile(
@@ -63,6 +63,10 @@ _SEPARATOR = re.compile(r"^[\s\W_]*(?:-{3,}|_{3,}|={3,}|\*{3,}|(?:[-_.=*/\\]\s?)
 _ADDRESS = re.compile(r"\S+@\S+\.\w+|https?://\S+|www\.\S+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"“'(\[]?[A-Z0-9])")
 _NUMBER_END = re.compile(r"[\d%)\]]\s*$")
+_CJK_END = re.compile(CJK_END)
+_CJK_WRAP = (re.compile(f"[{CJK}，、]\\s*$"), re.compile(f"[{CJK}]"))
+"""A line of Chinese or Japanese that a hard wrap cut: longer than a title (``SHORT_CJK``), it ends in
+a character or a comma, and the next line starts with a character."""
 UNIT_MAX = 400
 """A longer run without sentence punctuation (a table flattened into prose) is cut at a word."""
 
@@ -119,7 +123,7 @@ def content_lines(text: str) -> list[tuple[int, int]]:
         if _SEPARATOR.search(stripped):
             continue
         rest = _ADDRESS.sub("", stripped)
-        if len(re.findall(r"[A-Za-z]{2,}", rest)) < max(1, len(stripped.split()) // 3):
+        if len(re.findall(r"[^\W\d_]{2,}", rest)) < max(1, len(stripped.split()) // 3):
             continue  # mostly addresses, links or symbols
         out.append((start, end))
     return out
@@ -136,8 +140,9 @@ def units(text: str) -> list[tuple[int, int]]:
         line = text[start:end].strip()
         joined = False
         if blocks and text[prev_end:start].count("\n") == 1:  # consecutive lines
-            ends_open = not re.search(r"[.!?:;]\s*$", prev_line) and not _NUMBER_END.search(prev_line)
-            goes_on = line[:1].islower() or re.search(r"[a-z,(&-]\s*$", prev_line) is not None
+            ends_open = not re.search(r"[.!?:;。｡！？：；]\s*$", prev_line) and not _NUMBER_END.search(prev_line)
+            goes_on = (line[:1].islower() or re.search(r"[a-z,(&-]\s*$", prev_line) is not None
+                       or bool(len(prev_line) > SHORT_CJK and _CJK_WRAP[0].search(prev_line) and _CJK_WRAP[1].match(line)))
             joined = ends_open and goes_on
         if joined:
             blocks[-1][1] = end
@@ -149,10 +154,31 @@ def units(text: str) -> list[tuple[int, int]]:
         block = text[b_start:b_end]
         pos = 0
         for m in _SENTENCE_END.finditer(block):
-            out.extend(_cut(text, b_start + pos, b_start + m.start()))
+            dot = b_start + m.start() - 1
+            while text[dot] != "." and text[dot] in "\"'”’)]":
+                dot -= 1
+            if text[dot] == "." and _ordinal_at(text, b_start, dot):
+                continue  # "am 1. März"
+            out.extend(_cut_cjk(text, b_start + pos, b_start + m.start()))
             pos = m.end()
-        out.extend(_cut(text, b_start + pos, b_end))
+        out.extend(_cut_cjk(text, b_start + pos, b_end))
     return out
+
+
+def _ordinal_at(text: str, start: int, dot: int) -> bool:
+    """Whether the period at ``dot`` follows a day or an ordinal (:func:`c1.retrieval.sentences.ordinal`)."""
+    before = re.search(r"(\S+)\s+\S+$", text[max(start, dot - 60):dot])
+    return ordinal(text, dot, before.group(1) if before else "")
+
+
+def _cut_cjk(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """:func:`_cut` of each sentence of Chinese or Japanese in ``text[start:end]`` (ended by 。！？ with no
+    space after them)."""
+    out, pos = [], start
+    for m in _CJK_END.finditer(text, start, end):
+        out.extend(_cut(text, pos, m.end()))
+        pos = m.end()
+    return out + _cut(text, pos, end)
 
 
 def _cut(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -155,6 +155,9 @@ def _open_lexical(path: Path, create: bool, readonly: bool):
     try:
         lexical = LexicalIndex(path, readonly=readonly)
         lexical.count()  # opens every segment: a cut or emptied file fails here
+        if create and lexical.outdated:  # a reader reads it as it is; the writer refills it
+            return lexical, (f"the lexical index {path} was written by an older c1 (numbers and Chinese or "
+                             "Japanese text are read otherwise now)"), True
         return lexical, None, False
     except (ValueError, OSError) as exc:
         problem = f"the lexical index {path} is damaged ({str(exc).splitlines()[0][:160]})"

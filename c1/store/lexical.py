@@ -7,6 +7,11 @@ tantivy was chosen by measurement (bench/lexical_engines.py, 100k real-text chun
 in 1.6 ms p50 against 164 ms for SQLite FTS5, and it is persistent and incremental. Queries are
 built from word tokens only, never handed raw to tantivy's query parser, which rejects quotes,
 colons and parentheses that real questions contain.
+
+Text goes in, and queries are read, through one function (:func:`c1.retrieval.terms.keyword_form`:
+numbers without thousands separators, Chinese and Japanese as pairs of characters). ``FORMAT`` names
+that form; an index written in another (by an older c1) is refilled from the manifest by the next
+writer, and read as it is until then.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
+
+from c1.retrieval.terms import keyword_form
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _OPERATORS = {"and", "or", "not", "in"}
@@ -27,7 +34,7 @@ def query_terms(text: str) -> list[str]:
     """Lower-case word tokens without tantivy's operators; a year glued to a word ("FY2018")
     is also searched alone."""
     out = []
-    for w in (m.group(0).lower() for m in _WORD.finditer(text)):
+    for w in (m.group(0).lower() for m in _WORD.finditer(keyword_form(text))):
         if w in _OPERATORS:
             continue
         out.append(w)
@@ -41,15 +48,22 @@ _ANALYZER = None
 
 
 def stems(text: str) -> list[str]:
-    """The words of ``text`` as the index stores them: lower case, English-stemmed (tantivy's own
-    analyzer, so that a word matches what BM25 matched: "Herons" → "heron", "predicted" → "predict")."""
+    """The words of ``text`` as the index stores them: its :func:`keyword_form`, lower case, English-stemmed
+    (tantivy's own analyzer, so that a word matches what BM25 matched: "Herons" → "heron", "predicted" →
+    "predict")."""
     global _ANALYZER
     if _ANALYZER is None:
         from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
 
         _ANALYZER = TextAnalyzerBuilder(Tokenizer.simple()).filter(Filter.lowercase()).filter(
             Filter.stemmer("english")).build()
-    return _ANALYZER.analyze(text)
+    return _ANALYZER.analyze(keyword_form(text))
+
+
+FORMAT = "2"
+"""The form of the text the index holds: 1 (no mark) as tantivy's tokenizer cut the raw text; 2 through
+:func:`keyword_form`."""
+_FORMAT_FILE = "c1-format"
 
 
 class LexicalIndex:
@@ -65,7 +79,9 @@ class LexicalIndex:
             from c1.store.readonly import private_copy
 
             path = private_copy(path, "lexical")
+        fresh = not (path / "meta.json").exists()
         path.mkdir(parents=True, exist_ok=True)
+        self.path = path
         builder = tantivy.SchemaBuilder()
         builder.add_text_field("id", stored=True, tokenizer_name="raw")
         builder.add_text_field("doc", stored=False, tokenizer_name="raw")
@@ -73,6 +89,20 @@ class LexicalIndex:
         builder.add_text_field("text", stored=False, tokenizer_name="en_stem")
         self.index = tantivy.Index(builder.build(), path=str(path))
         self._writer = None
+        self._refilled = False
+        if fresh and not readonly:
+            self._mark()
+
+    def _mark(self) -> None:
+        (self.path / _FORMAT_FILE).write_text(FORMAT + "\n", encoding="utf-8")
+
+    @property
+    def outdated(self) -> bool:
+        """Whether the index holds text in another form than ``FORMAT`` (written by an older c1)."""
+        try:
+            return (self.path / _FORMAT_FILE).read_text(encoding="utf-8").strip() != FORMAT
+        except OSError:
+            return True
 
     # writing -----------------------------------------------------------------------------
     @property
@@ -86,18 +116,24 @@ class LexicalIndex:
             self.writer.delete_documents_by_term("doc", doc_id)
 
     def add(self, chunk_id: str, doc_id: str, title: str, text: str) -> None:
-        self.writer.add_document(self._tantivy.Document(id=chunk_id, doc=doc_id, title=title, text=text))
+        self.writer.add_document(self._tantivy.Document(id=chunk_id, doc=doc_id, title=keyword_form(title),
+                                                        text=keyword_form(text)))
 
     def clear(self) -> None:
+        """Remove every chunk; the commit after it marks the index as of ``FORMAT`` (it is refilled)."""
         self.writer.delete_all_documents()
+        self._refilled = True
 
     def commit(self) -> None:
         if self._writer is not None:
             self._writer.commit()
+            if self._refilled:
+                self._mark()
+                self._refilled = False
 
     def close(self) -> None:
         if self._writer is not None:
-            self._writer.commit()
+            self.commit()
             self._writer.wait_merging_threads()
             self._writer = None
 
@@ -117,7 +153,7 @@ class LexicalIndex:
     def phrase_count(self, text: str, field: str = "text") -> int:
         """How many chunks hold the words of ``text`` in a row (stemmed, as searched) in ``field``:
         ``text`` (the chunk) or ``title`` (its document's identity: title and file-name words)."""
-        words = [m.group(0).lower() for m in _WORD.finditer(text)]
+        words = [m.group(0).lower() for m in _WORD.finditer(keyword_form(text))]
         if not words:
             return 0
         self.index.reload()
