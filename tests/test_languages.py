@@ -161,8 +161,9 @@ def cjk(new_c1_env):
     corpus.mkdir()
     for name, text in FILES.items():
         (corpus / name).write_text(text, encoding="utf-8")
-    done = env.run("index", corpus, "--quiet")
+    done = env.run("index", corpus, "--json")
     assert done.rc == 0, done.stderr
+    env.indexed = json.loads(done.stdout)
     return env
 
 
@@ -171,6 +172,37 @@ def _open(env):
     from c1.retrieval.corpus import Corpus
 
     return Corpus(load_settings().with_flags(home=env.env["C1_HOME"], daemon=False))
+
+
+def test_an_index_of_mostly_foreign_text_says_the_embedder_reads_english_only(cjk, new_c1_env):
+    """Issue 33, defect 4: English questions about German and Chinese documents found nothing, and
+    nothing said why. The index now says it, in --json (``warnings``) and on stderr."""
+    said = [w["warning"] for w in cjk.indexed["warnings"]]
+    assert any("not English" in w and "bge-small-en" in w for w in said), said
+    env = new_c1_env("english")
+    corpus = env.root / "corpus"
+    corpus.mkdir()
+    (corpus / "office-move.txt").write_text(EN_NOTE, encoding="utf-8")
+    (corpus / "headcount.csv").write_text("Year,Employees\n2021,95210\n2022,97640\n", encoding="utf-8")
+    (corpus / "zh-note.txt").write_text(ZH_NOTE, encoding="utf-8")  # a minority
+    done = env.run("index", corpus)
+    assert done.rc == 0 and "not English" not in done.stderr, done.stderr
+    (corpus / "de.txt").write_text("Der Vertrag beginnt am 1. März 2021 und endet am 31. Dezember 2023. Die "
+                                   "Kündigung ist schriftlich an die Geschäftsführung zu richten, die sie prüft. "
+                                   "Das gilt auch für alle Nachträge und für die Anlagen des Vertrags. " * 3,
+                                   encoding="utf-8")
+    done = env.run("index", corpus)
+    assert done.rc == 0 and "not English" in done.stderr, done.stderr
+
+
+def test_foreign_share_reads_script_and_function_words():
+    from c1.retrieval.terms import foreign_share
+
+    assert foreign_share([ZH_CONTRACT, JA_NOTE]) == 1.0
+    assert foreign_share([EN_NOTE, "Year: 2022 | Employees: 97640"]) == 0.0, "a table counts for neither"
+    assert foreign_share(["Le présent contrat prend effet à la date de sa signature et il est conclu pour une "
+                          "durée de trois ans."]) == 1.0
+    assert foreign_share(["Mail from El Paso and Los Angeles, et al., on www.enron.com: the deal is off."]) == 0.0
 
 
 def test_a_keyword_search_finds_the_file_that_answers(cjk):

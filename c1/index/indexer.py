@@ -258,6 +258,8 @@ class Indexer:
             if report.repaired:
                 store.manifest.bump_generation()
         report.lexical_seconds = time.perf_counter() - started
+        if todo and (said := language_warning(store.manifest, self.embedder.name)):
+            report.warnings.append({"path": str(self.settings.collection_dir), "warning": said})
         if self.embed:
             self._embed_missing(store, report)
         report.repaired = report.repaired or (resumed and self.embed)
@@ -592,6 +594,29 @@ class Indexer:
         store.lexical.commit()
         # Files caught mid-write are re-indexed from their source.
         manifest.invalidate(manifest.pending())
+
+
+LANGUAGE_SAMPLE = 300
+"""Chunks, spread over the collection, whose language says whether most of its text is English."""
+
+
+def language_warning(manifest: Manifest, embedder: str) -> str | None:
+    """What to say when most of the collection's text is not English and its embedder reads English
+    only (both built-in models do): such text is found by its words, hardly by its meaning."""
+    from c1.retrieval.terms import foreign_share
+    from c1.store.embedders import BUILTIN
+
+    last = manifest.db.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] if embedder in BUILTIN else None
+    if not last:
+        return None
+    ids = list(range(1, last + 1, max(1, last // LANGUAGE_SAMPLE)))[:LANGUAGE_SAMPLE]
+    rows = manifest.db.execute(f"SELECT substr(text, 1, 2000) FROM chunks WHERE rowid IN ({','.join('?' * len(ids))})", ids)
+    share = foreign_share(r[0] for r in rows)
+    if share <= 0.5:
+        return None
+    return (f"{share:.0%} of this collection's text is not English, and its embedder ({embedder}) reads English "
+            "only: that text is found by its words, hardly by its meaning, and a question in one language "
+            "finds nothing written in another (see docs/embedders.md)")
 
 
 def _out_of_sync(store: "Store") -> bool:
