@@ -605,7 +605,7 @@ def completions(
             raise C1Error(f"no completion for {shell!r}: bash, zsh or fish")
         if _FULL is not None:  # the generator reads every command, which _build_only left out
             app.registered_commands, app.registered_groups = _FULL
-        sys.stdout.write(completion_script(shell))
+        sys.stdout.write(completion_script(shell, app))
         return 0
 
     _run(body)

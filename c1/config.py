@@ -175,6 +175,18 @@ DEBOUNCE = 0.5
 
 CHOICES = {"policy": ("auto", "llm", "builtin"), "reasoning_effort": ("low", "medium", "high")}
 
+EMBEDDERS = ("bge-small-en-v1.5-int8", "minilm-l6-int8")
+"""The built-in embedders, by the name a collection records; their classes are in c1/store/embedders.py
+(a test checks that the two agree), which the settings do not import."""
+EMBEDDER_ALIASES = {"bge": EMBEDDERS[0], "bge-small": EMBEDDERS[0], "minilm": EMBEDDERS[1]}
+
+
+def embedder_problem(name: str) -> str | None:
+    """What is wrong with an ``embedder`` setting (a recorded name or an alias), or None."""
+    if EMBEDDER_ALIASES.get(name, name) in EMBEDDERS:
+        return None
+    return f"unknown embedder {name!r}: use one of {', '.join([*EMBEDDER_ALIASES, *EMBEDDERS])}"
+
 
 _SHORT = {"max_docs": "-k/", "collection": "-c/"}
 """Short flags, named beside the long one in messages (a user who typed ``-k 0`` reads ``-k``)."""
@@ -189,12 +201,7 @@ def _check(name: str, value: Any) -> str | None:
     if name == "collection":
         return collection_name_problem(value)
     if name == "embedder":
-        from c1.store.embedders import EmbedderError, builtin_name
-
-        try:
-            builtin_name(value)
-        except EmbedderError as exc:
-            return str(exc)
+        return embedder_problem(value)
     if name == "rerank" and value not in ("auto", "off", "onnx") and not re.match(r"https?://\S+$", value):
         return f"{value!r} is not auto, off, onnx or an http(s):// URL of a /rerank server"
     if name in CHOICES and value not in CHOICES[name]:

@@ -184,11 +184,11 @@ def _arguments(params) -> list[Arg]:
     return out
 
 
-def command_tree() -> tuple[Cmd, list[Cmd]]:
-    """(the program itself, its subcommands in declaration order, groups with their children)."""
+def command_tree(app) -> tuple[Cmd, list[Cmd]]:
+    """(the program itself, its subcommands in declaration order, groups with their children) of the
+    Typer ``app``: ``c1.cli.app``, handed in by its caller (the CLI, scripts/gen_docs.py), so that the
+    generator does not import the CLI that imports it."""
     import typer.main
-
-    from c1.cli import app
 
     group = typer.main.get_command(app)
     ctx = typer.main._click.Context(group, info_name=PROG)
@@ -632,23 +632,24 @@ SHELLS = {"bash": "completions/c1.bash", "zsh": "completions/_c1", "fish": "comp
 """``c1 completions SHELL`` → the script it prints."""
 
 
-def completion_script(shell: str) -> str:
-    root, subs = command_tree()
+def completion_script(shell: str, app) -> str:
+    root, subs = command_tree(app)
     return OUTPUTS[SHELLS[shell]](root, subs)
 
 
-def generate() -> dict[str, str]:
-    root, subs = command_tree()
+def generate(app) -> dict[str, str]:
+    root, subs = command_tree(app)
     return {path: render(root, subs) for path, render in OUTPUTS.items()}
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(app, argv: list[str] | None = None) -> int:
+    """scripts/gen_docs.py with the c1 ``app``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=REPO, help="write under this folder (default: the repository)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file is out of date")
     args = parser.parse_args(argv)
     stale = []
-    for rel, text in generate().items():
+    for rel, text in generate(app).items():
         target = args.out / rel
         if args.check:
             if not target.exists() or target.read_text(encoding="utf-8") != text:
@@ -661,7 +662,3 @@ def main(argv: list[str] | None = None) -> int:
         print("out of date: " + ", ".join(stale) + "; run: python scripts/gen_docs.py", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -217,7 +217,7 @@ def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=N
 
 
 class StatusRows:
-    """``c1 status`` rows (:func:`c1.commands.status.status_row`), each kept while nothing under the
+    """``c1 status`` rows (:func:`c1.store.status.status_row`), each kept while nothing under the
     collection's folder or the embedded Chroma store changed (:func:`store_mark`): the status of an unchanged
     home costs a few ``stat`` calls instead of reading every chunk's hash back from Chroma."""
 
@@ -225,7 +225,7 @@ class StatusRows:
         self._kept: dict[tuple, tuple[tuple, dict]] = {}
 
     def rows(self, settings: Settings, names: list[str]) -> list[dict]:
-        from c1.commands.status import status_row
+        from c1.store.status import status_row
 
         rows = []
         for name in names:
@@ -337,7 +337,7 @@ class SearchService:
 
     def status(self) -> dict:
         """The home's collections as ``c1 status --json`` shows them (MCP's ``status``)."""
-        from c1.commands.status import collection_names
+        from c1.store.status import collection_names
 
         names = collection_names(self.settings.home)
         return {"home": str(self.settings.home), "default_collection": self.settings.collection,

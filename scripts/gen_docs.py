@@ -6,7 +6,8 @@
     python scripts/gen_docs.py --check      # exit 1 and list the files that are out of date
 
 The generator lives in the package, so that an installed c1 prints the same scripts
-(``c1 completions bash|zsh|fish``).
+(``c1 completions bash|zsh|fish``). It reads the command tree of the app it is handed: here
+``c1.cli.app``, which this script joins to it (the generator does not import the CLI).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from c1.cli import app  # noqa: E402
 from c1.docs_gen import main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(app))

@@ -207,6 +207,20 @@ def test_an_unknown_embedder_is_a_one_line_error(run_c1, tmp_path):
     run_c1("index", str(tmp_path / "a.txt"), "--embedder", "gpt9").assert_one_line_error(2, "unknown embedder 'gpt9'")
 
 
+def test_the_settings_name_the_built_in_embedders_that_exist():
+    """The settings check ``--embedder`` against names of their own (c1.config imports no store module):
+    every name and alias they accept makes that embedder, and every built-in one is accepted."""
+    from c1.config import EMBEDDER_ALIASES, EMBEDDERS, embedder_problem
+
+    assert set(EMBEDDERS) == set(embedders.BUILTIN) and EMBEDDERS[0] == embedders.DEFAULT_EMBEDDER
+    for name in [*EMBEDDERS, *EMBEDDER_ALIASES]:
+        assert embedder_problem(name) is None
+        assert embedders.BUILTIN[embedders.builtin_name(name)].name == EMBEDDER_ALIASES.get(name, name)
+    assert embedders.builtin_name("bge") == "bge-small-en-v1.5-int8" and embedders.builtin_name("minilm") == "minilm-l6-int8"
+    with pytest.raises(embedders.EmbedderError, match="unknown embedder 'gpt9'"):
+        embedders.builtin_name("gpt9")
+
+
 def test_a_model_asked_for_by_two_threads_at_once_is_loaded_once():
     """The search uses the session a warm-up thread is loading (it waits for it), not a second one; a
     failure is not kept: the next use tries again."""

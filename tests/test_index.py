@@ -571,7 +571,7 @@ CRASH_POINTS = [
 @pytest.mark.parametrize("target,nth,run", CRASH_POINTS, ids=[f"{t.rsplit('.', 2)[-2]}.{t.rsplit('.', 1)[-1]}#{n}-{r}" for t, n, r in CRASH_POINTS])
 @pytest.mark.slow
 def test_injected_crash_is_repaired_by_the_next_run(c1_home, enron_folder, embedder, monkeypatch, target, nth, run):
-    from c1.commands.status import collection_status
+    from c1.store.status import collection_status
     from c1.config import load_settings
     from c1.index.indexer import Indexer
 

@@ -193,6 +193,7 @@ def test_completions_offer_the_embedder_names(tmp_path):
     """bash completes `c1 index --embedder <TAB>` with the built-in embedders; zsh and fish list them too."""
     import subprocess
 
+    from c1.cli import app
     from c1.docs_gen import completion_script
     from c1.store.embedders import ALIASES, BUILTIN
 
@@ -205,7 +206,7 @@ def test_completions_offer_the_embedder_names(tmp_path):
     offered = set(proc.stdout.split())
     assert {"bge", "minilm"} <= offered and set(BUILTIN) <= offered and offered <= {*ALIASES, *BUILTIN}
     for shell in ("zsh", "fish"):
-        text = completion_script(shell)
+        text = completion_script(shell, app)
         line = next(line for line in text.splitlines() if "embedder" in line and "minilm" in line)
         assert "bge" in line, (shell, line)
 

@@ -282,7 +282,7 @@ def test_a_crash_between_the_chroma_write_and_the_manifest_write_is_found_by_has
     commit), so no vector in Chroma is stale, only missing. A vector that is stale all the same (written
     by an older c1 killed between its Chroma write and its manifest write) is found by its hash. A later
     run on another folder must leave neither."""
-    from c1.commands.status import collection_status
+    from c1.store.status import collection_status
     from c1.config import load_settings
     from c1.store.embedders import make_embedder
     from c1.index.indexer import Indexer

@@ -570,7 +570,7 @@ def test_files_under_is_a_prefix_of_whole_names(tmp_path):
 def test_status_tells_a_batch_in_progress_from_an_interrupted_run(c1_home, run_c1, tmp_path):
     import sqlite3
 
-    from c1.commands.status import collection_status
+    from c1.store.status import collection_status
     from c1.config import load_settings
     from c1.store.lock import CollectionLock, lock_holder
 

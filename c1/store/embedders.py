@@ -16,6 +16,9 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from c1.config import EMBEDDER_ALIASES as ALIASES
+from c1.config import embedder_problem
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -263,15 +266,14 @@ class BgeSmallEmbedder(OnnxEmbedder):
 
 BUILTIN: dict[str, type[OnnxEmbedder]] = {e.name: e for e in (BgeSmallEmbedder, MiniLMEmbedder)}
 """The embedders c1 runs in-process, by the name a collection records."""
-ALIASES = {"bge": BgeSmallEmbedder.name, "bge-small": BgeSmallEmbedder.name, "minilm": MiniLMEmbedder.name}
 
 
 def builtin_name(name: str) -> str:
     """A built-in embedder's recorded name from itself or a short alias (``bge``, ``minilm``)."""
-    full = ALIASES.get(name, name)
-    if full not in BUILTIN:
-        raise EmbedderError(f"unknown embedder {name!r}: use one of {', '.join([*ALIASES, *BUILTIN])}")
-    return full
+    problem = embedder_problem(name)
+    if problem:
+        raise EmbedderError(problem)
+    return ALIASES.get(name, name)
 
 
 def packaged_models_dir() -> Path:
