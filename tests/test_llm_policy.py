@@ -21,9 +21,8 @@ from c1.agent.policy import ModelServerError, PolicyError
 from c1.agent.tools import ToolConfig
 from c1.config import Settings
 from c1.errors import C1Error
-from llm_server import (  # noqa: F401  (fixtures)
-    HotpotIndex, ScriptedServer, Step, closed_port_url, completion, hotpot_index, llama_server,
-)
+from llm_server import HotpotIndex, closed_port_url, hotpot_index, llama_server  # noqa: F401  (fixtures)
+from model_servers import FakeServer, ScriptedServer, Step, completion
 
 KNOWN = {"search_corpus": "query", "grep_corpus": "pattern", "read_document": "doc_id", "prune_chunks": "chunk_ids"}
 
@@ -194,14 +193,14 @@ def test_retries_5xx_then_answers():
                          Step(502, "")]) as srv:
         data = client(srv).chat({"model": "scripted", "messages": []})
     assert data["choices"][0]["message"]["content"] == "done"
-    assert len(srv.chat_requests()) == 4
+    assert len(srv.posts()) == 4
 
 
 def test_retries_dropped_connections_then_answers():
     with ScriptedServer([Step(drop=True), Step(drop=True)]) as srv:
         data = client(srv).chat({"model": "scripted", "messages": []})
     assert data["choices"][0]["message"]["content"] == "done"
-    assert len(srv.chat_requests()) == 3
+    assert len(srv.posts()) == 3
 
 
 def test_gives_up_after_retries_with_one_line():
@@ -212,21 +211,21 @@ def test_gives_up_after_retries_with_one_line():
         assert time.monotonic() - started < 5
     msg = str(info.value)
     assert "\n" not in msg and "after 3 attempts" in msg and "HTTP 500" in msg and "CUDA out of memory" in msg
-    assert len(srv.chat_requests()) == 3
+    assert len(srv.posts()) == 3
 
 
 def test_client_errors_are_not_retried():
     with ScriptedServer(default=Step(400, {"error": {"message": "This model's maximum context length is 8192"}})) as srv:
         with pytest.raises(PolicyError, match="HTTP 400: This model's maximum context length is 8192"):
             client(srv).chat({"model": "scripted", "messages": []})
-    assert len(srv.chat_requests()) == 1
+    assert len(srv.posts()) == 1
 
 
 def test_read_timeout_is_one_line_and_not_retried():
     with ScriptedServer(default=Step(delay=1.5, body=completion("late"))) as srv:
         with pytest.raises(PolicyError, match=r"no reply within 0.3 s"):
             client(srv, timeout=0.3).chat({"model": "scripted", "messages": []})
-    assert len(srv.chat_requests()) == 1
+    assert len(srv.posts()) == 1
 
 
 def test_server_down_is_one_line():
@@ -350,7 +349,7 @@ def test_loop_native_calls_reasoning_echo_and_a_broken_call(corpus, hotpot_index
         settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), temperature=0.2,
                             reasoning_effort="low", seed=3, max_turns=5)
         result, events = run(corpus, settings, q["question"])
-        bodies = srv.chat_requests()
+        bodies = srv.posts()
     assert len(bodies) == 3
     first = bodies[0]
     assert first["model"] == "scripted" and first["tool_choice"] == "auto"
@@ -390,7 +389,7 @@ def test_loop_with_renamed_tools_and_calls_in_content(corpus, hotpot_index: Hotp
         choice = choose_policy(settings)
         factory = lambda i: replace(choice.factory(i), tool_names=names)  # noqa: E731
         result, events = run(corpus, settings, hotpot_index.questions[1]["question"], factory, ToolConfig(names=names))
-        bodies = srv.chat_requests()
+        bodies = srv.posts()
     system = bodies[0]["messages"][0]["content"]
     assert "SearchTool(query)" in system and "PruneChunks(chunk_ids)" in system and "search_corpus" not in system
     assert {t["function"]["name"] for t in bodies[0]["tools"]} == {"SearchTool", "grep_corpus", "read_document", "PruneChunks"}
@@ -432,7 +431,7 @@ def test_a_reply_cut_by_max_tokens_is_a_budget_stop_not_the_answer(corpus, hotpo
     with ScriptedServer(script) as srv:
         settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=6)
         result, events = run(corpus, settings, q["question"])
-        bodies = srv.chat_requests()
+        bodies = srv.posts()
     assert len(bodies) == 2
     finished = [e for e in events if isinstance(e, ev.Finished)][0]
     assert finished.stop_reason == "truncated" and result.stats["stop_reasons"] == ["truncated"]
@@ -450,7 +449,7 @@ def test_an_empty_call_gets_an_error_observation_and_the_run_goes_on(corpus, hot
     with ScriptedServer(script) as srv:
         settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=4)
         result, events = run(corpus, settings, hotpot_index.questions[0]["question"])
-        bodies = srv.chat_requests()
+        bodies = srv.posts()
     assert len(bodies) == 3
     first = [e for e in events if isinstance(e, ev.ToolResult)][0]
     assert first.error and "unknown tool" in first.error
@@ -603,30 +602,10 @@ def test_real_small_model_drives_the_loop(llama_server, corpus, hotpot_index: Ho
 def test_a_budget_beyond_the_served_window_is_refused_at_the_start(hotpot_index: HotpotIndex):
     """vLLM lists each model's ``max_model_len``: a budget it cannot hold is a one-line error before
     any turn (it used to fail mid-run with vLLM's 400); within the window the policy is chosen."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Models(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def do_GET(self):
-            body = json.dumps({"object": "list", "data": [{"id": "gpt-oss", "object": "model", "owned_by": "vllm",
-                                                           "max_model_len": 16384}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Models)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    try:
+    models = [{"id": "gpt-oss", "object": "model", "owned_by": "vllm", "max_model_len": 16384}]
+    with FakeServer(models) as server:
+        url = server.base_url
         for policy in ("llm", "auto"):
             with pytest.raises(C1Error, match=r"context budget \(32768 tokens\) is larger than the window .* \(16384"):
                 choose_policy(Settings(home=hotpot_index.home, policy=policy, base_urls=(url,), budget=32768))
         assert choose_policy(Settings(home=hotpot_index.home, policy="llm", base_urls=(url,), budget=16384)).name == "llm"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from conftest import hotpot_paragraphs, run_cli, shared_data_dir, write_jsonl
 from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
+from model_servers import FakeServer, Step
 
 from c1.agent.context import Block, Context, Message, ToolCall
 from c1.retrieval.corpus import Corpus
@@ -40,60 +40,27 @@ def harmony_count(messages: list[dict], tools: list[dict]) -> int:
     return len(enc.render_conversation_for_completion(conv, h.Role.ASSISTANT))
 
 
-class CountingServer:
+class CountingServer(FakeServer):
     """``POST /v1/chat/completions``: the next reply of ``script`` (a function of the request body),
     with ``usage.prompt_tokens`` = the harmony count of the request + ``overhead`` (with ``overhead``
     None: no usage figures)."""
 
     def __init__(self, script, overhead: int | None = 0):
+        super().__init__(models=[{"id": "counting", "object": "model", "owned_by": "test"}])
         self.script = list(script)
         self.overhead = overhead
-        self.requests: list[dict] = []
         self.counts: list[int] = []
-        outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _send(self, obj):
-                data = json.dumps(obj).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                self._send({"object": "list", "data": [{"id": "counting", "object": "model", "owned_by": "test"}]})
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(body)
-                message = outer.script.pop(0)(body) if outer.script else {"role": "assistant", "content": "done"}
-                reply = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
-                if outer.overhead is not None:
-                    count = harmony_count(body["messages"], body.get("tools") or []) + outer.overhead
-                    outer.counts.append(count)
-                    reply["usage"] = {"prompt_tokens": count, "completion_tokens": 10}
-                self._send(reply)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def answer(self, method: str, path: str, body):
+        if method != "POST":
+            return super().answer(method, path, body)
+        message = self.script.pop(0)(body) if self.script else {"role": "assistant", "content": "done"}
+        reply = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        if self.overhead is not None:
+            count = harmony_count(body["messages"], body.get("tools") or []) + self.overhead
+            self.counts.append(count)
+            reply["usage"] = {"prompt_tokens": count, "completion_tokens": 10}
+        return Step(body=reply)
 
 
 def calls(*pairs, ids=None):
@@ -177,9 +144,9 @@ def test_the_server_count_corrects_an_offset_not_a_factor(corpus):
     searches = [lambda body, q=q: calls(("search_corpus", {"query": q})) for q in ("drummer", "band album", "football club")]
     with CountingServer(searches, overhead=900) as server:
         _, ctx, events = run_llm(corpus, server, "Which drummer?", tool_config=ToolConfig(search_tokens=2000))
-    assert len(server.requests) == 4 and events[-1].stop_reason in ("answer", "unparsed_answer")
+    assert len(server.posts()) == 4 and events[-1].stop_reason in ("answer", "unparsed_answer")
     told = [int(m["content"].rsplit("[Token usage: ", 1)[1].split("/")[0])
-            for m in server.requests[-1]["messages"] if m["role"] == "tool"]
+            for m in server.posts()[-1]["messages"] if m["role"] == "tool"]
     assert len(told) == 3
     # what the model was told before its 3rd and 4th requests vs what the server then counted:
     # the usage line itself and the generation prompt are the only difference
@@ -226,14 +193,14 @@ def test_a_model_that_calls_many_tools_stays_under_the_budget(corpus):
     with CountingServer(script) as server:
         agent, ctx, events = run_llm(corpus, server, "Which drummer?", budget=2048, max_turns=5,
                                      tool_config=ToolConfig(search_tokens=4000))
-    for body, count in zip(server.requests, server.counts):  # the ceiling: prompt + the longest reply allowed
+    for body, count in zip(server.posts(), server.counts):  # the ceiling: prompt + the longest reply allowed
         assert count + body["max_tokens"] <= 2048, (count, body["max_tokens"])
     assert ctx.peak <= 2048, (ctx.peak, server.counts)
     called = [e.call_id for e in events if e.kind == "tool_called"]
     answered = [e.call_id for e in events if e.kind == "tool_result"]
     assert len(called) > 1 and answered == called, "every call is answered"
-    assert len(called) == 7 and len(server.requests) == 3, (called, server.counts)  # 1 search, then all six
-    assert server.requests[-1]["max_tokens"] < count_message(calls(many[0])), "no call fits the last reply"
+    assert len(called) == 7 and len(server.posts()) == 3, (called, server.counts)  # 1 search, then all six
+    assert server.posts()[-1]["max_tokens"] < count_message(calls(many[0])), "no call fits the last reply"
     assert events[-1].stop_reason == "unparsed_answer" and events[-1].documents
 
 
@@ -241,7 +208,7 @@ def test_a_budget_smaller_than_the_prompt_is_said(corpus):
     with CountingServer([]) as server:
         _, _, events = run_llm(corpus, server, "Which drummer?", budget=900)  # the llm prompt alone takes ~870
     errors = [e for e in events if e.kind == "error"]
-    assert errors and "raise --budget" in errors[0].message and not server.requests
+    assert errors and "raise --budget" in errors[0].message and not server.posts()
     assert events[-1].stop_reason == "error"
 
 
@@ -253,7 +220,7 @@ def test_duplicate_call_ids_keep_each_result(corpus):
                                ids=["call_0", "call_0"])]
     with CountingServer(pair, overhead=None) as server:
         _, ctx, _ = run_llm(corpus, server, "Which drummer?")
-    sent = server.requests[1]["messages"]
+    sent = server.posts()[1]["messages"]
     assistant = next(m for m in sent if m["role"] == "assistant")
     ids = [c["id"] for c in assistant["tool_calls"]]
     assert len(set(ids)) == 2
@@ -329,7 +296,7 @@ def _post(srv, body: dict, timeout: float = 60):
 
 
 def _slow_model():
-    from llm_server import ScriptedServer, Step, completion
+    from model_servers import ScriptedServer, Step, completion
 
     return ScriptedServer(default=Step(delay=0.3, body=completion(None, [("search_corpus", {"query": "drummer"})])))
 
@@ -347,9 +314,9 @@ def test_a_timed_out_parallel_search_stops_all_its_runs_before_its_slots_are_fre
             while srv.service.busy and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert srv.service.busy == 0
-            asked = len(model.chat_requests())
+            asked = len(model.posts())
             time.sleep(1.5)  # five more turns' worth of time for a run that kept going
-            assert len(model.chat_requests()) == asked, "runs kept working after their slots were freed"
+            assert len(model.posts()) == asked, "runs kept working after their slots were freed"
         finally:
             srv.close()
 

@@ -9,7 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from llm_server import HotpotIndex, ScriptedServer, Step, hotpot_index  # noqa: F401  (fixture)
+from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
+from model_servers import ScriptedServer, Step
 
 from c1.retrieval.corpus import Corpus
 from c1.agent.policies.builtin import BuiltinPolicy

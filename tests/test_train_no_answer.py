@@ -11,7 +11,8 @@ from dataclasses import replace
 
 import pytest
 
-from llm_server import HotpotIndex, ScriptedServer, Step, completion, hotpot_index  # noqa: F401  (fixture)
+from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
+from model_servers import ScriptedServer, Step, completion
 
 from c1.agent.context import ToolCall
 from c1.agent.policy import Reply

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from llm_server import HotpotIndex, ScriptedServer, Step, completion, hotpot_index, llama_server  # noqa: F401
+from llm_server import HotpotIndex, hotpot_index, llama_server  # noqa: F401
+from model_servers import FakeServer, ScriptedServer, Step, completion
 
 from c1.retrieval.corpus import Corpus
 from c1.config import Settings
@@ -23,45 +22,23 @@ from c1.train.teacher import RateLimiter, Teacher, TeacherError, first_json_obje
 _CHUNK = re.compile(r'<chunk id="([^"]+)" title="[^"]*">\n(.*?)\n</chunk>', re.DOTALL)
 
 
-class AlgoTeacher:
+class AlgoTeacher(FakeServer):
     """An OpenAI-compatible server that writes exercises by rule from the chunks it is shown:
-    quotes copied from them (``honest``) or invented (``fabricate``)."""
+    quotes copied from them (``honest``) or invented (``fabricate``). Serving from the start."""
 
     def __init__(self, mode: str = "honest"):
+        super().__init__(models=["algo"])
         self.mode = mode
-        self.requests = 0
-        outer = self
+        self.start()
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def _send(self, obj):
-                data = json.dumps(obj).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                self._send({"object": "list", "data": [{"id": "algo", "object": "model"}]})
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                outer.requests += 1
-                system, user = body["messages"][0]["content"], body["messages"][1]["content"]
-                answer = outer.extend(user) if system.startswith("You extend") else outer.explore(user)
-                # like llama.cpp: the JSON arrives as text, here inside a fence
-                self._send({"choices": [{"message": {"role": "assistant", "content": "```json\n" + json.dumps(answer) + "\n```"}}],
-                            "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": 50}})
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+    def answer(self, method: str, path: str, body):
+        if method != "POST":
+            return super().answer(method, path, body)
+        system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+        answer = self.extend(user) if system.startswith("You extend") else self.explore(user)
+        # like llama.cpp: the JSON arrives as text, here inside a fence
+        return Step(body={"choices": [{"message": {"role": "assistant", "content": "```json\n" + json.dumps(answer) + "\n```"}}],
+                          "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": 50}})
 
     def quote(self, words: list[str], i: int) -> str:
         if self.mode == "fabricate":
@@ -131,7 +108,7 @@ def test_synth_writes_verified_multi_hop_tasks(corpus, tmp_path):
         server.close()
     tasks = read_tasks(tmp_path / "tasks.jsonl")  # raises on any schema error
     assert report.tasks_written == len(tasks) >= 3, report.to_json()
-    assert report.usage["requests"] == server.requests and report.usage["prompt_tokens"] > 0
+    assert report.usage["requests"] == len(server.posts()) and report.usage["prompt_tokens"] > 0
     assert report.teacher_model == "algo"
     levels = {t["level"] for t in tasks}
     assert levels == {0, 1}, report.to_json()
@@ -199,7 +176,7 @@ def test_teacher_falls_back_to_the_response_format_the_server_takes():
         with pytest.raises(TeacherError, match="no JSON object"):
             teacher.json("sys", "user", {"type": "object"})
         teacher.close()
-    formats = [b.get("response_format") for b in server.chat_requests()]
+    formats = [b.get("response_format") for b in server.posts()]
     assert formats[0]["type"] == "json_schema" and formats[1] == {"type": "json_object", "schema": {"type": "object"}}
     assert formats[2]["type"] == "json_object"  # remembered for the rest of the run
     assert teacher.usage.to_json() == {"requests": 2, "failures": 1, "cut_off": 0, "prompt_tokens": 107,
