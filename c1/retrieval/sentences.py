@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from c1.index.chunking import hard_split
 from c1.retrieval.terms import CJK
 
-CJK_END = rf"(?:[。｡！？]|(?<=[{CJK}])[!?])+[」』”’）)\]\"']*"
+CJK_END = rf"(?:[。｡！？]|[!?](?<=[{CJK}][!?]))+[」』”’）)\]\"']*"
 """Where a sentence of Chinese or Japanese ends: at 。！？ (or ! ? after an ideograph or kana), spaces
 after it or not, closing quotes and brackets with it."""
 _CJK_END = re.compile(CJK_END)
@@ -367,7 +367,8 @@ def readable(text: str) -> str:
         line = re.sub(r"^\s*>+\s?", "", line)
         line = re.sub(r"^\s*[-*•‣◦▪]\s+", "", line)
         out.append(line)
-    s = " ".join(_CJK_WRAPPED.sub("", "\n".join(out)).split())
+    s = "\n".join(out)
+    s = " ".join((s if s.isascii() else _CJK_WRAPPED.sub("", s)).split())
     s = _LINK.sub(r"\1", s)
     s = _TAG.sub("", s)
     s = _EMPHASIS.sub(r"\2", s)

@@ -3,6 +3,7 @@ a text that keyword terms are read from (:func:`keyword_form`), for the index an
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
@@ -46,6 +47,7 @@ _CURRENCY = "$€£¥"
 _DIGIT = re.compile("[0-9]")
 
 
+@functools.lru_cache(maxsize=4096)
 def keyword_form(text: str) -> str:
     """``text`` as keyword terms are read from it, on both sides of the keyword index: compatibility
     forms folded (full-width digits and letters), thousands separators dropped ("97,640", "97.640.000",
@@ -61,7 +63,7 @@ def keyword_form(text: str) -> str:
     if _DIGIT.search(text):
         text = _GROUPED.sub(_joined, text)
         text = _SCALED.sub(_with_value, text)
-    if not text.isascii() and max(text) >= "\u1100":
+    if not text.isascii():
         text = _CJK_RUN.sub(_pairs, text)
     return text
 
@@ -114,8 +116,12 @@ def content_terms(text: str) -> list[str]:
 
 
 def coverage(terms: list[str], text: str) -> float:
-    """Share of query terms that occur in ``text`` (prefix match, a cheap stand-in for stemming)."""
-    words = set(_WORD.findall(keyword_form(text).lower()))
+    """Share of query terms that occur in ``text`` (prefix match, a cheap stand-in for stemming); the
+    text read in its :func:`keyword_form` where a term has a digit or a character of Chinese or Japanese
+    (the form changes nothing else that terms can match)."""
+    if any(_DIGIT.search(t) or not t.isascii() for t in terms):
+        text = keyword_form(text)
+    words = set(_WORD.findall(text.lower()))
     stems = {w[:5] for w in words if len(w) > 4}
     hit = sum(1 for t in terms if t in words or (len(t) > 4 and t[:5] in stems))
     return hit / len(terms)
