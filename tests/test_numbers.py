@@ -93,3 +93,26 @@ def test_an_index_written_by_an_older_c1_is_refilled(new_c1_env):
     assert "written by an older c1" in again.stdout
     assert _ids(LexicalIndex(path), "97,640"), "refilled from the manifest in today's form"
     assert (path / "c1-format").read_text().strip() == "2"
+
+
+@pytest.mark.slow
+def test_a_search_for_a_number_as_written_finds_its_cell(new_c1_env):
+    """The issue's own case, through `c1 search`: "97,640 employees" put a note holding 97 and 640
+    apart first; the spreadsheet's cell 97640 now comes first, its row the passage."""
+    import json
+
+    env = new_c1_env("numbers")
+    corpus = env.root / "corpus"
+    corpus.mkdir()
+    (corpus / "headcount.csv").write_text("Year,Employees,Revenue\n2021,95210,1100000\n2022,97640,1200000\n",
+                                          encoding="utf-8")
+    (corpus / "fleet.txt").write_text("Fleet report\n\nThe company had 97 offices and 640 vehicles in 2022. "
+                                      "Employees use the vehicles for site visits.\n", encoding="utf-8")
+    (corpus / "budget.txt").write_text("Budget memo\n\nThe approved budget for the Harbour project is $1.2 "
+                                       "million for the coming year.\n", encoding="utf-8")
+    assert env.run("index", corpus, "--quiet").rc == 0
+    got = env.run("search", "97,640 employees", "--json", "--no-daemon", "--policy", "builtin", "-k", "3")
+    assert got.rc == 0, got.stderr
+    docs = json.loads(got.stdout)["documents"]
+    assert docs[0]["path"].endswith("headcount.csv")
+    assert "97640" in docs[0]["passages"][0]["text"]
