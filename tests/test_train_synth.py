@@ -138,7 +138,10 @@ def test_synth_rejects_fabricated_quotes(corpus, tmp_path):
         server.close()
     assert report.tasks_written == 0 and report.seeds_run == 3
     assert any("quotes found" in k for k in report.rejections), report.to_json()
-    assert not (tmp_path / "tasks.jsonl").exists() or read_tasks(tmp_path / "tasks.jsonl") == []
+    assert not (tmp_path / "tasks.jsonl").exists(), "no task written: no tasks file"
+    log = list(iter_jsonl(str(tmp_path / "tasks.jsonl") + ".log.jsonl"))
+    assert [r["status"] for r in log] == ["rejected"] * 3, log
+    assert all(any("quotes found" in reason for reason in r["reasons"]) for r in log), log
 
 
 @pytest.mark.slow
