@@ -144,20 +144,82 @@ def test_index_reads_a_scanned_pdf_and_search_finds_it(scanned_pdf, run_c1):
     assert (again["unchanged"], again["chunks"], again["warnings"]) == (2, 0, [])
 
 
-@pytest.mark.parametrize("after", [3.0, 6.0], ids=["first-page", "later-page"])
-def test_ctrl_c_during_ocr_exits_130_at_once(tmp_path, c1_popen, after):
-    """Ctrl-C while the OCR engine loads or reads its first page, and while it reads a later one:
-    never an abort from onnxruntime's threads (exit handlers), always 130 within seconds."""
+_ANNOUNCED = """
+import sys
+import c1.index.loaders.ocr as ocr
+original, pages = ocr._get_engine, [0]
+def announced():  # called as each page's recognition begins (the first call loads the engine)
+    pages[0] += 1
+    print(f"test: OCR of page {pages[0]} begins", file=sys.stderr, flush=True)
+    return original()
+ocr._get_engine = announced
+sys.argv[0] = "c1"
+from c1.cli import main
+main()
+"""
+
+
+def _stderr_lines(proc) -> "queue.Queue[str | None]":
+    """Each line ``proc`` writes on stderr, as it comes (None at its end)."""
+    import queue
+    import threading
+
+    lines: queue.Queue = queue.Queue()
+
+    def pump():
+        for line in proc.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+def _wait_for_line(lines, wanted: str, timeout: float = 300) -> list[str]:
+    """The lines up to the first holding ``wanted``; fails if c1 ends first or the time runs out."""
+    import queue
+
+    seen, deadline = [], time.monotonic() + timeout
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            pytest.fail(f"no {wanted!r} on stderr within {timeout:g} s: {''.join(seen)}")
+        if line is None:
+            pytest.fail(f"c1 ended before {wanted!r}: {''.join(seen)}")
+        seen.append(line)
+        if wanted in line:
+            return seen
+
+
+@pytest.mark.parametrize("page", [1, 2], ids=["first-page", "later-page"])
+def test_ctrl_c_during_ocr_exits_130_at_once(tmp_path, c1_home, page):
+    """Ctrl-C while the OCR engine loads and reads its first page, and while it reads a later one:
+    never an abort from onnxruntime's threads (exit handlers), always 130 within seconds. The signal
+    is sent as c1 says (on stderr, from a hook on the engine) that the page's recognition begins."""
     import signal
+    import subprocess
+    import sys
 
     pages = [page_image(PAGES[i % 2]) for i in range(12)]
     (tmp_path / "docs").mkdir()
     pages[0].save(tmp_path / "docs" / "long-scan.pdf", save_all=True, append_images=pages[1:])
-    proc = c1_popen("index", tmp_path / "docs")
-    time.sleep(after)  # started, and loading the engine or reading pages (about 2-4 s each here)
-    assert proc.poll() is None
-    proc.send_signal(signal.SIGINT)
-    t0 = time.perf_counter()
-    _, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == 130, stderr
-    assert time.perf_counter() - t0 < 10 and "Traceback" not in stderr
+    proc = subprocess.Popen([sys.executable, "-c", _ANNOUNCED, "index", str(tmp_path / "docs")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = _stderr_lines(proc)
+        seen = _wait_for_line(lines, f"test: OCR of page {page} begins")
+        proc.send_signal(signal.SIGINT)
+        t0 = time.perf_counter()
+        rc = proc.wait(timeout=30)
+        took = time.perf_counter() - t0
+        rest = []
+        while (line := lines.get(timeout=30)) is not None:
+            rest.append(line)
+        stderr = "".join(seen + rest)
+        assert rc == 130, stderr
+        assert took < 10 and "Traceback" not in stderr, stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
