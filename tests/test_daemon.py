@@ -553,6 +553,40 @@ def test_index_without_the_daemon_starts_nothing(new_c1_env):
     assert not socket_path(env.env).exists() and ping(env.env) is None  # a model's searches do not use it
 
 
+def _wait_for_log(env: dict, *fragments: str, timeout: float = 120) -> str:
+    """The resident process's log once a line holds one of ``fragments``."""
+    from c1.daemon import protocol
+
+    log = protocol.paths(protocol.real_home(Path(env["C1_HOME"])))[2]
+    deadline = time.monotonic() + timeout
+    while True:
+        text = log.read_text(errors="replace") if log.exists() else ""
+        if any(f in text for f in fragments):
+            return text
+        assert time.monotonic() < deadline, f"none of {fragments} in the log within {timeout:g} s:\n{text}"
+        time.sleep(0.05)
+
+
+def _outlive_an_idle_daemon(control, idle: float) -> None:
+    """Start a resident process of another home that nobody asks anything, and return once it has idled
+    out: a clock that is the daemon's own idle timer on this machine, not a sleep beside it. With ``idle``
+    longer than a watched process's idle time plus its one-second check, a watched process that was not
+    kept warm is gone by then."""
+    home = Path(control.env["C1_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen([sys.executable, "-m", "c1.daemon", "--home", str(home), "--idle", str(idle)],
+                            env=control.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert "serving" in proc.stderr.readline()  # its idle time counts from here
+        assert proc.wait(timeout=120) == 0
+        assert "exiting: idle" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_a_watch_keeps_it_from_idling_out(new_c1_env):
     env = indexed_hotpot(new_c1_env, "watch-warm", records=1)
     proc = subprocess.Popen(c1_argv("index", env.corpus, "--watch", "--quiet"), env={**env.env, **ON, "C1_DAEMON_IDLE": "2"},
@@ -562,8 +596,11 @@ def test_a_watch_keeps_it_from_idling_out(new_c1_env):
         while (reply := ping(env.env)) is None:
             assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else ""
             time.sleep(0.1)
-        time.sleep(6)  # three idle times
-        assert ping(env.env)["pid"] == reply["pid"], "it idled out while the collection was watched"
+        # its own work done (the first search of the collection): from here on only the
+        # watch's requests keep it, and without them it would idle out within its idle time and a check
+        _wait_for_log(env.env, "a first search of", "request failed", "warm-up failed")
+        _outlive_an_idle_daemon(new_c1_env("idle-control"), idle=4)  # twice the watched one's idle time
+        assert alive(reply["pid"]) and ping(env.env)["pid"] == reply["pid"], "it idled out while the collection was watched"
         proc.send_signal(signal.SIGINT)
         assert proc.wait(60) == 130
         wait_gone(reply["pid"], timeout=60)  # not kept once the watch stopped
