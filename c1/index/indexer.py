@@ -258,7 +258,8 @@ class Indexer:
             if report.repaired:
                 store.manifest.bump_generation()
         report.lexical_seconds = time.perf_counter() - started
-        if todo and (said := language_warning(store.manifest, self.embedder.name)):
+        said = language_warning(store.manifest, self.embedder.name) if todo and changed is None else None
+        if said:  # said by a run, not by each batch of a watch
             report.warnings.append({"path": str(self.settings.collection_dir), "warning": said})
         if self.embed:
             self._embed_missing(store, report)

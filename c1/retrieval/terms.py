@@ -50,11 +50,12 @@ _DIGIT = re.compile("[0-9]")
 @functools.lru_cache(maxsize=4096)
 def keyword_form(text: str) -> str:
     """``text`` as keyword terms are read from it, on both sides of the keyword index: compatibility
-    forms folded (full-width digits and letters), thousands separators dropped ("97,640", "97.640.000",
+    forms folded (full-width digits and letters), thousands separators dropped ("97,640", "1.200.000",
     "1 200 000" with no-break spaces → one number), a scaled figure followed by its value ("$1.2
-    million" → "$1.2 million 1200000"), and each run of Han, kana or Hangul written as its overlapping pairs of characters
-    ("合同终止" → "合同 同终 终止"), as Lucene's CJK analyzer does: those scripts put no spaces between
-    words, and a pair matches without a dictionary. A currency sign is no word character: it drops out."""
+    million" → "$1.2 million 1200000"), and each run of Han, kana or Hangul written as its
+    overlapping pairs of characters ("合同终止" → "合同 同终 终止"), as Lucene's CJK analyzer does:
+    those scripts put no spaces between words, and a pair matches without a dictionary. A currency
+    sign is no word character: it drops out."""
     if not text.isascii():
         if any(ch in text for ch in _SPACES):  # before NFKC, which makes a no-break space a space
             text = _SPACED.sub(_joined, text)
