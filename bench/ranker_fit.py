@@ -46,19 +46,6 @@ def _cases(kinds, embedder):
         yield kind, build(embedder, "dev")
 
 
-def _natural(kind: str) -> list:
-    path = REPO / "bench" / "natural" / f"{kind}.jsonl"
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        if line.strip():
-            r = json.loads(line)
-            out.append(suite.Item(r["id"], r["question"], tuple(r["gold"]), tuple(r.get("answers", ())),
-                                  tuple(r.get("pages", ()))))
-    return out
-
-
 def collect(kind: str, case, embedder, n_synthetic: int, k: int, refresh: set[str] = frozenset(),
             limit: int | None = None) -> list[dict]:
     """Rows of one kind: one per (question, document held); each split cached in
@@ -80,9 +67,11 @@ def collect(kind: str, case, embedder, n_synthetic: int, k: int, refresh: set[st
             if split == "synthetic":
                 made = make(corpus, n_synthetic, seed=sum(map(ord, kind)))
                 items, key = [suite.Item(f"s{i}", m.question, m.gold) for i, m in enumerate(made)], "id"
+                judge = case
             else:
-                items, key = (case.items[:limit] if split == "benchmark" else _natural(kind)), case.key
-            got = [r for it in items for r in _rows(corpus, settings, case, kind, split, it, key, k)]
+                judge = case if split == "benchmark" else suite.natural_case(case, kind)
+                items, key = ((judge.items[:limit] if split == "benchmark" else judge.items) if judge else []), "case"
+            got = [r for it in items for r in _rows(corpus, settings, judge, kind, split, it, key, k)]
             OUT.mkdir(parents=True, exist_ok=True)
             path.write_text("".join(json.dumps(r) + "\n" for r in got))
             rows += got
@@ -94,6 +83,8 @@ def collect(kind: str, case, embedder, n_synthetic: int, k: int, refresh: set[st
 
 
 def _rows(corpus, settings, case, kind, split, it, key, k) -> list[dict]:
+    """``key``: "id" (a generated question's gold are document ids) or "case" (the case's keys, copies
+    of a gold document counting as it)."""
     from c1.train.ranking import held_rows
 
     gold = set(it.gold)
@@ -102,7 +93,8 @@ def _rows(corpus, settings, case, kind, split, it, key, k) -> list[dict]:
         if key == "id":
             return d in gold
         doc = corpus.doc(d)
-        return doc is not None and suite._key(case, {"id": d, "source_id": doc.source_id, "path": doc.path}) in gold
+        return doc is not None and bool(gold & set(suite.keys_of(case, it, [{"id": d, "source_id": doc.source_id,
+                                                                           "path": doc.path}])))
 
     rows = held_rows(corpus, settings, it.question, is_gold, k)
     return [dict(r, kind=kind, split=split, qid=it.qid, n_gold=len(gold)) for r in rows]
@@ -136,33 +128,47 @@ def measures(g: list[dict], order: list[dict], k: int) -> tuple[float, float]:
     return float(bool(top) and top[0]["gold"]), float(n > 0 and got >= n)
 
 
-def judged(rows: list[dict], weights, k: int, floor: float = 0.0) -> dict[tuple, dict]:
-    """Per question: rank 1 and full of the run's own answer and of the fitted order."""
-    out = {}
-    for key, g in groups(rows).items():
-        if not g[0]["n_gold"]:
-            continue
-        ran = sorted([r for r in g if r["answer_place"] is not None], key=lambda r: r["answer_place"])
-        fitted = sorted(g, key=lambda r: -weights.score(r["x"]))
-        if floor:
-            fitted = [r for r in fitted if r["fitted"] >= floor or r["x"]["top"]]
-        out[key] = {"ran": measures(g, ran, k), "fitted": measures(g, fitted, k)}
-    return out
+def orders(g: list[dict], weights, k: int) -> dict[str, list[dict]]:
+    """One question's documents in each order judged: ``one`` (the question's own search: one hybrid
+    search), ``run`` (the answer of the run that collected the rows: the evidence's composition and
+    order), ``fitted`` (the run's answer re-ordered by the ranker: what the policy does now) and
+    ``whole`` (every document held, by the ranker alone: the composition fitted too)."""
+    one = sorted([r for r in g if r["x"]["own"]], key=lambda r: -r["x"]["anchor"])
+    run = sorted([r for r in g if r["answer_place"] is not None], key=lambda r: r["answer_place"])[:k]
+    return {"one": one, "run": run, "fitted": sorted(run, key=lambda r: -weights.score(r["x"])),
+            "whole": sorted(g, key=lambda r: -weights.score(r["x"]))}
+
+
+SYSTEMS = ("one", "run", "fitted", "whole")
+
+
+def judged(rows: list[dict], weights, k: int) -> dict[tuple, dict]:
+    """Per question with gold: (rank 1, full) in every order of :func:`orders`."""
+    return {key: {name: measures(g, o, k) for name, o in orders(g, weights, k).items()}
+            for key, g in groups(rows).items() if g[0]["n_gold"]}
 
 
 def report(name: str, per_q: dict, seed: int = 0) -> str:
+    """A table row: each system's rank 1 and full, then fitted − run and fitted − one (paired 95 %)."""
     from c1.eval.stats import paired_interval
 
-    if not per_q:
-        return f"| {name} | 0 | | | | |"
     keys = sorted(per_q)
-    cells = []
-    for m, label in ((0, "rank 1"), (1, "full")):
-        a = [per_q[q]["ran"][m] for q in keys]
-        b = [per_q[q]["fitted"][m] for q in keys]
-        _, low, high = paired_interval(b, a, seed=seed)
-        cells.append(f"{sum(a) / len(a):.3f} → {sum(b) / len(b):.3f} ({low:+.3f}, {high:+.3f})")
+    if not keys:
+        return f"| {name} | 0 |" + " |" * 6
+    mean = lambda sys, m: sum(per_q[q][sys][m] for q in keys) / len(keys)  # noqa: E731
+    cells = [" / ".join(f"{mean(sys, m):.3f}" for m in (0, 1)) for sys in SYSTEMS]
+    for base in ("run", "one"):
+        diffs = []
+        for m in (0, 1):
+            d, low, high = paired_interval([per_q[q]["fitted"][m] for q in keys], [per_q[q][base][m] for q in keys],
+                                           seed=seed)
+            diffs.append(f"{d:+.3f} ({low:+.2f}, {high:+.2f}){' *' if low > 0 or high < 0 else ''}")
+        cells.append(" / ".join(diffs))
     return f"| {name} | {len(keys)} | " + " | ".join(cells) + " |"
+
+
+HEADER = ("| kind | n | one search r1 / full | run r1 / full | fitted r1 / full | whole r1 / full "
+          "| fitted − run r1 / full (95 %) | fitted − one search r1 / full (95 %) |\n|---|---|---|---|---|---|---|---|")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--limit", type=int, default=100, help="the first N benchmark questions of each kind")
     ap.add_argument("--l2", type=float, default=1.0)
-    ap.add_argument("--floor", type=float, default=0.0, help="judge with the evidence model's floor too")
     ap.add_argument("--refresh", default="", help="splits to collect again: synthetic,benchmark,natural")
+    ap.add_argument("--own", action="store_true", help="also judge weights fitted on the kind's own synthetic questions")
     ap.add_argument("--write", action="store_true", help="write the weights fitted on every kind to c1/data/ranker.json")
     args = ap.parse_args(argv)
     embedder = suite._embedder()
@@ -186,18 +192,18 @@ def main(argv: list[str] | None = None) -> int:
     everything = fit_on([r for rs in synth.values() for r in rs], args.l2)
     print("weights fitted on every kind's synthetic questions:")
     print("  " + ", ".join(f"{f} {w:+.2f}" for f, w in everything.weights.items()))
-    print(f"\n| kind / questions | n | rank 1: run → fitted (95 % interval of the difference) | full |")
-    print("|---|---|---|---|")
+    print("\nleave one kind out: fitted on the other kinds' synthetic questions, judged on this kind's questions\n")
+    print(HEADER)
     for kind, rs in rows.items():
-        others = fit_on([r for other, s in synth.items() if other != kind for r in s], args.l2) if len(synth) > 1 else everything
-        own = fit_on(synth[kind], args.l2)
+        others = [r for other, s in synth.items() if other != kind for r in s]
+        weights = fit_on(others, args.l2) if others else everything
         for split in ("benchmark", "natural"):
             part = [r for r in rs if r["split"] == split]
-            if not part:
-                continue
-            print(report(f"{kind} {split}, fitted without {kind}", judged(part, others, args.k, args.floor)))
-            print(report(f"{kind} {split}, fitted on {kind}'s own", judged(part, own, args.k, args.floor)))
-            print(report(f"{kind} {split}, fitted on all", judged(part, everything, args.k, args.floor)))
+            if part:
+                print(report(f"{kind} {split}", judged(part, weights, args.k)))
+                if args.own:
+                    print(report(f"{kind} {split} (fitted on {kind}'s own)", judged(part, fit_on(synth[kind], args.l2),
+                                                                                 args.k)))
     if args.write:
         fitted = dict(everything.fitted, command="python bench/ranker_fit.py --write",
                       synthetic_per_kind=args.synthetic, k=args.k)

@@ -12,6 +12,7 @@ from the user's own collection, and never come from the questions a benchmark me
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ _NUMBER = re.compile(r"^\$?\d[\d,.]*%?$")
 _MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december"}
 MIN_TERMS = 6
+ATTEMPTS = 4
+"""Documents drawn per question wanted, at most (a draw whose chunk has no usable sentence gives none)."""
 LINK_SCAN = 3000
 """Documents looked through for a sentence that names another document (two-document questions)."""
 """A sentence with fewer content words says too little to write a question about."""
@@ -54,7 +57,7 @@ def make(corpus, n: int, seed: int = 0, max_terms: int = 7, two_doc: float = 0.3
             if made is not None:
                 out.append(made)
     texts: dict[str, list[str]] = {}
-    for doc in docs * 3:  # a document may give a second or third question when the corpus is small
+    for doc in itertools.islice(itertools.cycle(docs), ATTEMPTS * n):  # a small corpus: several per document
         if len(out) >= n:
             break
         sentences = _sentences(corpus, doc.doc_id, rng)
@@ -93,31 +96,58 @@ def _linkable_titles(corpus, docs) -> dict[str, list[str]]:
 
 
 def _two_doc(corpus, doc, sentences: list[str], titles: dict[str, list[str]], df, rng: random.Random) -> Made | None:
-    """A question that needs two documents: a sentence of ``doc`` that names another document B (by its
-    title) gives half the words, a sentence of B the other half, and B's name is left out (the bridge
-    the search has to find, as in "where was the director of <film> born")."""
+    """A question that needs two documents: a sentence of ``doc`` names a bridge — another document B's
+    title, or a name that only a few other documents hold — and gives half the words; a sentence of B
+    the other half; the bridge is left out (what the search has to find, as in "where was the director
+    of <film> born"). Titles first: a multi-hop corpus links by them; a shared rare name links the rest."""
     for sentence in rng.sample(sentences, len(sentences)):
         words = re.findall(r"\w+", sentence.lower())
         grams = {" ".join(words[i:i + n]) for n in range(1, 7) for i in range(len(words) - n + 1)}
         named = [t for t in grams & titles.keys() if doc.doc_id not in titles[t]]
-        if not named:
-            continue
-        title = max(named, key=len)
-        others = titles[title]  # the document so named, and its copies
+        if named:
+            bridge = max(named, key=len)
+            others = titles[bridge]  # the document so named, and its copies
+        else:
+            bridge, others = _shared_name(corpus, doc.doc_id, sentence)
+            if not others:
+                continue
         theirs = _sentences(corpus, others[0], rng)
         if not theirs:
             return None
-        hidden = set(title.split())
+        hidden = set(bridge.lower().split())
         mine = [t for t in content_terms(sentence) if t not in hidden]
         yours = [t for t in content_terms(rng.choice(theirs)) if t not in hidden]
         if len(mine) < 2 or len(yours) < 2:
             return None
-        pick = lambda terms: sorted(terms, key=lambda t: (df(t), rng.random()))[: rng.randint(2, 4)]  # noqa: E731
-        a, b = set(pick(mine)), set(pick(yours))
+        # A's rarest words say which document starts the chain; B's commonest few say what is asked of the
+        # document the bridge leads to ("born", "founded"): B is reached through the bridge
+        a = set(sorted(mine, key=lambda t: (df(t), rng.random()))[: rng.randint(3, 5)])
+        b = set(sorted(yours, key=lambda t: (-df(t), rng.random()))[: rng.randint(1, 2)])
         words = [t for t in yours if t in b] + [t for t in mine if t in a]
         question = " ".join(["what"] + list(dict.fromkeys(words)))
-        return Made(question if rng.random() < 0.5 else question + "?", (doc.doc_id, *others), sentence, title)
+        return Made(question if rng.random() < 0.5 else question + "?", (doc.doc_id, *others), sentence, bridge)
     return None
+
+
+_NAME = re.compile(r"(?<!^)(?<![.!?] )\b[A-Z][a-z]+(?: [A-Z][a-z]+)*")
+SHARED = (2, 6)
+"""A bridge name is held by this many chunks of the collection (fewer: nothing to bridge to; more: common)."""
+
+
+def _shared_name(corpus, doc_id: str, sentence: str) -> tuple[str, list[str]]:
+    """A capitalised name of ``sentence`` (not its first word) that a few other documents also hold, and
+    those documents (by the lexical index)."""
+    for name in sorted(set(_NAME.findall(sentence)), key=len, reverse=True):
+        if len(name) < 4 or not SHARED[0] <= corpus.mentions(name) <= SHARED[1]:
+            continue
+        others = []
+        for chunk_id, _ in corpus.bm25(name, 10):
+            other = doc_of(chunk_id)
+            if other != doc_id and other not in others and any(name in c.text for c in corpus.chunks([chunk_id])):
+                others.append(other)
+        if others:
+            return name, others[:1]
+    return "", []
 
 
 def _document_frequency(corpus):

@@ -113,9 +113,10 @@ class BuiltinPolicy:
     (not in the answer, not pivots), whatever the context holds (bench/multihop.py --option)."""
     weights: dict | None = None
     """Feature weights of the evidence model (default: ``evidence.WEIGHTS``): confidences and pivots."""
-    order: str = "anchored"
-    """How the answer is ordered: ``fitted`` (the fitted ranker, c1/retrieval/ranker.py) or ``anchored``
-    (the question's own search, departing from it only on evidence: ``evidence.anchored_order``)."""
+    order: str = "fitted"
+    """How the answer's documents are ordered: ``fitted`` (the fitted ranker, c1/retrieval/ranker.py) or
+    ``anchored`` (the question's own search, departing from it only on evidence: ``evidence.anchored_order``,
+    which also chooses the answer's documents in both cases)."""
     ranker: object = None
     """The fitted ranker's weights (:class:`c1.retrieval.ranker.RankerWeights`; default: the shipped ones)."""
     _round: int = 0
@@ -314,8 +315,6 @@ class BuiltinPolicy:
         ``max_docs`` only on evidence against it (``_against``): a low score alone does not."""
         if not self._ranking:
             return []
-        if self.order == "fitted":
-            return self._fitted_answer()
         held = list(self._scores)
         if self.gate and self._own:
             own = set(self._own)
@@ -340,19 +339,18 @@ class BuiltinPolicy:
         top.sort(key=lambda d: order[d])
         if self.floor and not self._ranking.supported():
             top = top[: evd.UNSUPPORTED_MAX]
-        return top
+        return self._fitted_order(top) if self.order == "fitted" else top
 
-    def _fitted_answer(self) -> list[str]:
-        """The documents held in the fitted ranker's order; those under the floor are dropped unless the
-        question's own search ranked them in its top ``max_docs`` (what one search returns stays)."""
+    def _fitted_order(self, top: list[str]) -> list[str]:
+        """The answer's documents in the fitted ranker's order (c1/retrieval/ranker.py), ties in the order
+        above: which documents form the answer stays the evidence's (gate, floor, named documents), where
+        they stand is fitted."""
         if self.ranker is None:
             self.ranker = rk.load()
-        ranked = rk.order(self.ranker, self._explain, self._own, self.max_docs)
-        anchor_top = set(self._own[: self.max_docs])
-        top = [d for d in ranked if self._ranking.fitted(d) >= self.floor or d in anchor_top][: self.max_docs]
-        if self.floor and not self._ranking.supported():
-            top = top[: evd.UNSUPPORTED_MAX]
-        return top
+        place = {d: i for i, d in enumerate(top)}
+        fitted = {d: i for i, d in enumerate(rk.order(self.ranker, {d: self._explain[d] for d in top}, self._own,
+                                                      self.max_docs))}
+        return sorted(top, key=lambda d: (fitted[d], place[d]))
 
     def _against(self, doc_id: str) -> bool:
         """Evidence that the document is not what the question asks for: the question's phrase or all its
