@@ -85,26 +85,26 @@ def test_a_titles_first_capital_names_nothing():
 
 
 def test_a_word_only_a_file_name_writes_names_its_document():
-    """"consider ingram's nda": the text of ingram-non-disclosure.txt never says "Ingram" and its file name
+    """"can the receiving party share it under ingram's nda?": the text of ingram-non-disclosure.txt never says "Ingram" and its file name
     is in lower case, so no form with a capital was there to give; a word that only names write, and no
     text, names the document. A word the texts write (in any case) is left as typed."""
     texts = ["The Receiving Party shall hold the Confidential Information in confidence.",
              "Each party may share the agreement with its advisers, and the Receiving Party may not."]
     names = ["ingram non disclosure", "Mutual agreement"]
-    assert policy_text.truecase("consider ingram's nda; may the receiving party share it?", texts, names) == \
-        "consider Ingram's nda; may the Receiving Party share it?"
+    assert policy_text.truecase("can the receiving party share it under ingram's nda?", texts, names) == \
+        "can the Receiving Party share it under Ingram's nda?"
     assert policy_text.truecase("what does the mutual agreement say", texts, names) == "what does the mutual agreement say"
 
 
 def test_quoted_words_are_truecased_but_matched_as_typed():
-    """'between "glacier bancorp, inc." and "altabancorp"': the quoted names were kept as typed, so a
+    """'the merger agreement between "glacier bancorp, inc." and "altabancorp"': the quoted names were kept as typed, so a
     lower-cased question named nothing and another merger agreement went first. Quoted words are
     truecased like the rest, while what is held as written (case and all) is what the user typed."""
     texts = ["This Agreement is made by Glacier Bancorp, Inc. and Altabancorp.",
              "Then Glacier Bancorp, Inc. shall file the Form S-4; Altabancorp shall call its meeting."]
-    question = 'consider the merger agreement between "glacier bancorp, inc." and "altabancorp"'
+    question = 'does the merger agreement between "glacier bancorp, inc." and "altabancorp" have a break fee?'
     assert policy_text.truecase(question, texts) == \
-        'consider the merger agreement between "Glacier Bancorp, Inc." and "Altabancorp"'
+        'does the merger agreement between "Glacier Bancorp, Inc." and "Altabancorp" have a break fee?'
     from c1.retrieval.evidence import Ranker
 
     assert Ranker(policy_text.truecase(question, texts), typed=question).asked.exact == []
