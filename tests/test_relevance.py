@@ -105,11 +105,11 @@ def _hybrid(world, question: str, k: int = 5) -> list[str]:
 
 @pytest.mark.slow
 def test_a_lower_cased_question_ranks_as_the_original(world):
-    """Names were found by capitalisation: "consider infomagnet's non-disclosure agreement; …" lost
-    "Infomagnet" and ranked another NDA first. The corpus's own forms (its file names, its text) give
-    the names back: the same documents, the same first one."""
-    question = ("Consider INFOMAGNET's Non-Disclosure Agreement; Does the document require that all Confidential "
-                "Information be expressly identified by the Disclosing Party?")
+    """Names were found by capitalisation: "does infomagnet's nda require …" lost "Infomagnet" and ranked
+    another NDA first. The corpus's own forms (its file names, its text) give the names back: the same
+    documents, the same first one."""
+    question = ("Does INFOMAGNET's NDA require that all Confidential Information be expressly identified by the "
+                "Disclosing Party?")
     original = _builtin(world, question)
     lowered = _builtin(world, question.lower())
     assert original[0] == "INFOMAGNET%20NDA.txt", original
@@ -117,24 +117,22 @@ def test_a_lower_cased_question_ranks_as_the_original(world):
 
 
 def test_a_name_only_the_file_name_holds_keeps_its_document_first_lower_cased(world):
-    """"consider ingram's non-disclosure agreement; …": the text of ingram-non-disclosure.txt never says
+    """"can the receiving party share … under ingram's nda?": the text of ingram-non-disclosure.txt never says
     "Ingram", so the corpus gave no capital back and counted "ingram's" in no chunk — no name, no rare
     term — and the agreements that write "Receiving Party" and "Confidential Information" went above it.
     A word only documents' names hold is as rare as those documents' chunks, and the possessive counts
     as its name."""
-    question = ("Consider Ingram's Non-Disclosure Agreement; Does the document allow the Receiving Party to share "
-                "some Confidential Information with their employees?")
+    question = "Can the Receiving Party share Confidential Information with its employees under Ingram's NDA?"
     assert _builtin(world, question)[0] == "ingram-non-disclosure.txt"
     assert _builtin(world, question.lower())[0] == "ingram-non-disclosure.txt"
 
 
 @pytest.mark.slow
 def test_a_rare_name_beats_common_words_in_a_title(world):
-    """"Consider the Non-Disclosure Agreement between CEII and NDA; …": the agreement titled
-    "CONFIDENTIAL INFORMATION" (its first line) ranked first on the question's common capitalised words;
-    the one rare name, CEII (in the other's file name and body), decides."""
-    question = ("Consider the Non-Disclosure Agreement between CEII and NDA; Does the document allow the Receiving "
-                "Party to share some Confidential Information with third parties?")
+    """"Does the CEII NDA let the Receiving Party share Confidential Information with third parties?": the
+    agreement titled "CONFIDENTIAL INFORMATION" (its first line) ranked first on the question's common
+    capitalised words; the one rare name, CEII (in the other's file name and body), decides."""
+    question = "Does the CEII NDA let the Receiving Party share Confidential Information with third parties?"
     got = _builtin(world, question)
     assert got[0] == "ceii-and-nda.txt", got
     assert _builtin(world, question.lower())[0] == "ceii-and-nda.txt"
