@@ -99,11 +99,11 @@ its page and heading in its indexed header) that each give their best sentence b
 taken by score: the page that holds a filing's figure is often its second or third chunk's while
 the scorer prefers a prose sentence elsewhere (FinanceBench 18: gold page among the passages 0.500
 -> 0.611; 4 anchors: 0.500, 5: 0.444; legal 60: span hit 0.733 -> 0.750)."""
-NOTHING = 0.02
+NOTHING = 0.001
 """A sentence scoring under this share of the best sentence's score (or nothing at all) answers
 nothing: it is no passage, wherever it ranks. A share, not a bound: on a long question the
 cross-encoder is unsure of everything (a merger agreement's No-Shop clause at 0.0014, the best at
-0.02), and its answers there stand out only against the best."""
+0.02). Larger shares lost gold clauses the cross-encoder scores near 0 (docs/search.md)."""
 
 @dataclass
 class Passage:
