@@ -228,6 +228,7 @@ def test_duplicate_call_ids_keep_each_result(corpus):
     assert set(answers) == set(ids)
     grep_text, search_text = answers[ids[0]], answers[ids[1]]
     assert "hall of fame" in grep_text.lower() and grep_text != search_text
+    assert ctx.shown, "the two calls showed chunks"
     for cid in ctx.shown:
         assert f'id="{cid}"' in grep_text + search_text, f"{cid} counted as shown but never sent"
 
