@@ -587,6 +587,7 @@ def _outlive_an_idle_daemon(control, idle: float) -> None:
             proc.wait()
 
 
+@pytest.mark.slow  # a watch, its resident process and a control one: c1 processes, about 10 s
 def test_a_watch_keeps_it_from_idling_out(new_c1_env):
     env = indexed_hotpot(new_c1_env, "watch-warm", records=1)
     proc = subprocess.Popen(c1_argv("index", env.corpus, "--watch", "--quiet"), env={**env.env, **ON, "C1_DAEMON_IDLE": "2"},
