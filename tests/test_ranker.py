@@ -152,3 +152,33 @@ def test_train_ranker_writes_the_collection_s_weights_and_search_uses_them(tmp_p
     open(out["path"], "w").write("{")
     broken = run_c1("search", "who", "--policy", "builtin", "--no-daemon")
     assert broken.rc == 2 and "not a ranker weights file" in broken.stderr
+
+
+def test_the_policy_keeps_the_evidence_s_documents_in_the_ranker_s_order(hotpot):
+    from c1.agent.policies.builtin import BuiltinPolicy
+    from c1.agent.search import run_search
+
+    settings, corpus = hotpot
+    question = "which band released the album that was recorded in the studio"
+
+    def answer(**fields):
+        held = []
+
+        def make(v):
+            held.append(BuiltinPolicy(max_docs=5, variant=v, **fields))
+            return held[-1]
+
+        ids = [d["id"] for d in run_search(corpus, settings, question, make).documents]
+        return ids, held[0]
+
+    anchored, _ = answer(order="anchored")
+    assert len(anchored) >= 3
+    last_first = rk.RankerWeights({**{f: 0.0 for f in rk.FEATURES}, "anchor": -5.0, "own": -5.0})
+    fitted, policy = answer(order="fitted", ranker=last_first)
+    assert set(fitted) == set(anchored)  # which documents: the evidence's
+    place = {d: i for i, d in enumerate(policy._own)}
+    assert fitted != anchored and [d for d in fitted if d in place] == sorted(
+        [d for d in fitted if d in place], key=lambda d: -place[d])  # where they stand: the weights'
+    shipped, policy = answer()
+    assert policy.ranker is not None and policy.ranker.source == "shipped"
+    assert set(shipped) == set(anchored)
