@@ -109,7 +109,7 @@ def groups(rows: list[dict]) -> dict[tuple, list[dict]]:
     return out
 
 
-def fit_on(rows: list[dict], l2: float):
+def fit_on(rows: list[dict], l2: float, prior=None):
     from c1.retrieval import ranker as rk
 
     gs = groups(rows)
@@ -118,7 +118,8 @@ def fit_on(rows: list[dict], l2: float):
         per_kind[kind] = per_kind.get(kind, 0) + 1
     fitted = [rk.Group([r["x"] for r in g], [r["gold"] for r in g], len(gs) / (len(per_kind) * per_kind[kind]))
               for (kind, _, _), g in gs.items()]
-    return rk.RankerWeights(rk.fit(fitted, l2), "fitted", {"kinds": per_kind, "l2": l2})
+    return rk.RankerWeights(rk.fit(fitted, l2, prior=prior.weights if prior else None), "fitted",
+                            {"kinds": per_kind, "l2": l2})
 
 
 def measures(g: list[dict], order: list[dict], k: int) -> tuple[float, float]:
@@ -202,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             if part:
                 print(report(f"{kind} {split}", judged(part, weights, args.k)))
                 if args.own:
-                    print(report(f"{kind} {split} (fitted on {kind}'s own)", judged(part, fit_on(synth[kind], args.l2),
-                                                                                 args.k)))
+                    own = fit_on(synth[kind], args.l2, prior=weights)  # as c1 train ranker: from the shipped ones
+                    print(report(f"{kind} {split} (refitted on {kind}'s own)", judged(part, own, args.k)))
     if args.write:
         fitted = dict(everything.fitted, command="python bench/ranker_fit.py --write",
                       synthetic_per_kind=args.synthetic, k=args.k)

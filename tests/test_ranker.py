@@ -34,6 +34,17 @@ def test_fit_learns_nothing_from_questions_without_a_contrast():
     assert all(v == 0.0 for v in rk.fit([only_gold, no_gold]).values())
 
 
+def test_a_fit_from_a_prior_moves_only_as_far_as_its_questions_show():
+    prior = {f: 0.0 for f in rk.FEATURES} | {"sim": 3.0, "first": 1.0}
+    rows = [_row(sim=0.9, named=1.0), _row(sim=0.1)]
+    assert rk.fit([rk.Group(rows, [True, True])], prior=prior) == pytest.approx(prior)  # nothing to learn
+    rng = random.Random(4)
+    groups = [rk.Group([_row(sim=rng.random(), named=float(i == 0)) for i in range(4)], [True, False, False, False])
+              for _ in range(40)]
+    moved = rk.fit(groups, l2=1.0, prior=prior)
+    assert moved["named"] > 1.0 and moved["first"] == pytest.approx(1.0)  # "first" is 0 everywhere: it stays
+
+
 def test_order_follows_the_score_and_ties_keep_the_question_s_own_search():
     zero = rk.RankerWeights({f: 0.0 for f in rk.FEATURES})
     feats = {"c": {"sim": 0.9}, "a": {"sim": 0.1}, "b": {"sim": 0.5}}

@@ -109,11 +109,15 @@ class Group:
     weight: float = 1.0
 
 
-def fit(groups: list[Group], l2: float = 1.0, iters: int = 60) -> dict[str, float]:
+def fit(groups: list[Group], l2: float = 1.0, iters: int = 60, prior: dict[str, float] | None = None) -> dict[str, float]:
     """Weights of :data:`FEATURES` by a conditional logit: each gold document against its question's
     other documents. Groups without both a gold and a non-gold document carry no information and are
-    left out."""
+    left out. ``prior``: weights the fit is drawn towards (the L2 penalty is on the distance from them;
+    default: zero) — a collection's own fit starts from the shipped weights and moves as far as its
+    questions show."""
     import numpy as np
+
+    mean = np.array([(prior or {}).get(f, 0.0) for f in FEATURES])
 
     sets = []
     for g in groups:
@@ -122,10 +126,10 @@ def fit(groups: list[Group], l2: float = 1.0, iters: int = 60) -> dict[str, floa
         if gold and other:
             x = np.array([[r.get(f, 0.0) for f in FEATURES] for r in g.rows])
             sets.append((x, gold, other, g.weight))
-    beta = np.zeros(len(FEATURES))
+    beta = mean.copy()
 
     def loss(b):
-        total = 0.5 * l2 * b @ b
+        total = 0.5 * l2 * (b - mean) @ (b - mean)
         for x, gold, other, w in sets:
             s = x @ b
             for i in gold:
@@ -136,7 +140,7 @@ def fit(groups: list[Group], l2: float = 1.0, iters: int = 60) -> dict[str, floa
 
     current = loss(beta)
     for _ in range(iters):
-        grad = l2 * beta
+        grad = l2 * (beta - mean)
         hess = l2 * np.eye(len(FEATURES))
         for x, gold, other, w in sets:
             s = x @ beta

@@ -64,7 +64,7 @@ def fit_collection(corpus, settings, n: int, k: int = 5, l2: float = 1.0, seed: 
             groups.append(rk.Group([r["x"] for r in rows], [r["gold"] for r in rows]))
         progress(i + 1, len(made))
     informative = sum(1 for g in groups if any(g.gold) and not all(g.gold))
-    weights = rk.fit(groups, l2)
+    weights = rk.fit(groups, l2, prior=rk.load().weights)  # from the shipped weights, as far as the questions show
     meta = {"command": f"c1 train ranker -c {settings.collection}", "questions": len(made),
             "informative": informative, "l2": l2, "k": k, "seed": seed}
     return Fitted(rk.RankerWeights(weights, "collection", meta), len(made), informative,
