@@ -129,7 +129,7 @@ def test_a_number_at_a_sentences_end_still_ends_it():
 
 
 def test_chinese_and_japanese_terms_are_pairs_of_characters():
-    from c1.retrieval.terms import keyword_form
+    from c1.store.keywords import keyword_form
 
     assert keyword_form("合同终止").split() == ["合同", "同终", "终止"]
     assert "終了" in keyword_form("契約を終了する").split()
@@ -196,7 +196,7 @@ def test_an_index_of_mostly_foreign_text_says_the_embedder_reads_english_only(cj
 
 
 def test_foreign_share_reads_script_and_function_words():
-    from c1.retrieval.terms import foreign_share
+    from c1.index.language import foreign_share
 
     assert foreign_share([ZH_CONTRACT, JA_NOTE]) == 1.0
     assert foreign_share([EN_NOTE, "Year: 2022 | Employees: 97640"]) == 0.0, "a table counts for neither"

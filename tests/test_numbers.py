@@ -8,7 +8,7 @@ from c1.store.lexical import LexicalIndex, query_terms, stems
 
 
 def _form(text: str) -> str:
-    from c1.retrieval.terms import keyword_form
+    from c1.store.keywords import keyword_form
 
     return keyword_form(text)
 

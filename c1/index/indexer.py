@@ -604,7 +604,7 @@ LANGUAGE_SAMPLE = 300
 def language_warning(manifest: Manifest, embedder: str) -> str | None:
     """What to say when most of the collection's text is not English and its embedder reads English
     only (both built-in models do): such text is found by its words, hardly by its meaning."""
-    from c1.retrieval.terms import foreign_share
+    from c1.index.language import foreign_share
     from c1.store.embedders import BUILTIN
 
     last = manifest.db.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] if embedder in BUILTIN else None

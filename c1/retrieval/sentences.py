@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 
 from c1.index.chunking import hard_split
-from c1.retrieval.terms import CJK
+from c1.store.keywords import CJK
 
 CJK_END = rf"(?:[。｡！？]|[!?](?<=[{CJK}][!?]))+[」』”’）)\]\"']*"
 """Where a sentence of Chinese or Japanese ends: at 。！？ (or ! ? after an ideograph or kana), spaces

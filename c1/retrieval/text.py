@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from c1.retrieval.terms import CJK, STOPWORDS
+from c1.retrieval.terms import STOPWORDS
+from c1.store.keywords import CJK
 from c1.retrieval.sentences import CJK_END, SHORT_CJK, line_spans, ordinal
 
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")

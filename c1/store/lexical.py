@@ -8,7 +8,7 @@ in 1.6 ms p50 against 164 ms for SQLite FTS5, and it is persistent and increment
 built from word tokens only, never handed raw to tantivy's query parser, which rejects quotes,
 colons and parentheses that real questions contain.
 
-Text goes in, and queries are read, through one function (:func:`c1.retrieval.terms.keyword_form`:
+Text goes in, and queries are read, through one function (:func:`c1.store.keywords.keyword_form`:
 numbers without thousands separators, Chinese and Japanese as pairs of characters). ``FORMAT`` names
 that form; an index written in another (by an older c1) is refilled from the manifest by the next
 writer, and read as it is until then.
@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from c1.retrieval.terms import keyword_form
+from c1.store.keywords import keyword_form
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _OPERATORS = {"and", "or", "not", "in"}
