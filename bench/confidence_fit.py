@@ -146,64 +146,18 @@ def fit(rows: list[dict], features: tuple[str, ...], l2: float = 1.0, iters: int
 
 
 def fit_ranking(rows: list[dict], features: tuple[str, ...], l2: float = 1.0, iters: int = 50) -> dict:
-    """Weights that rank each question's gold documents above its others: for every gold document
-    g of a question with non-gold documents N, maximise log(e^{s_g} / (e^{s_g} + Σ_N e^{s_n})) with
-    s = w · features (a conditional logit; convex, solved by Newton's method). Each dataset counts
-    the same in total."""
-    import numpy as np
+    """Weights that rank each question's gold documents above its others: the conditional logit of
+    c1/retrieval/ranker.py (``fit``) over ``features``; each dataset counts the same in total."""
+    from c1.retrieval.ranker import Group, fit
 
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((r["dataset"], r["q"]), []).append(r)
-    per = {}
+    per: dict[str, int] = {}
     for (ds, _), g in groups.items():
         per[ds] = per.get(ds, 0) + 1
-    sets = []
-    for (ds, _), g in groups.items():
-        x = np.array([[r[f] for f in features] for r in g])
-        gold = [i for i, r in enumerate(g) if r["gold"]]
-        other = [i for i, r in enumerate(g) if not r["gold"]]
-        if gold and other:
-            sets.append((x, gold, other, len(groups) / (len(per) * per[ds])))
-    def loss(beta):
-        total = 0.5 * l2 * beta @ beta
-        for x, gold, other, weight in sets:
-            s = x @ beta
-            for g in gold:
-                idx = [g] + other
-                m = s[idx].max()
-                total += weight * (m + np.log(np.exp(s[idx] - m).sum()) - s[g])
-        return total
-
-    beta = np.zeros(len(features))
-    current = loss(beta)
-    for _ in range(iters):
-        grad = l2 * beta
-        hess = l2 * np.eye(len(features))
-        for x, gold, other, weight in sets:
-            s = x @ beta
-            for g in gold:
-                idx = [g] + other
-                z = s[idx] - s[idx].max()
-                p = np.exp(z) / np.exp(z).sum()
-                xs = x[idx]
-                mu = p @ xs
-                grad += weight * (mu - x[g])
-                hess += weight * ((xs * p[:, None]).T @ xs - np.outer(mu, mu))
-        step = np.linalg.solve(hess, grad)
-        t = 1.0
-        while t > 1e-4:  # damped: halve the step until the loss goes down
-            trial = beta - t * step
-            value = loss(trial)
-            if value <= current:
-                break
-            t /= 2
-        else:
-            break
-        beta, improvement, current = trial, current - value, value
-        if improvement < 1e-9:
-            break
-    return {f: float(b) for f, b in zip(features, beta)}
+    return fit([Group(g, [r["gold"] for r in g], len(groups) / (len(per) * per[ds])) for (ds, _), g in groups.items()],
+               l2, iters, features=features)
 
 
 def top_k_quality(rows: list[dict], weights: dict, k: int) -> float:

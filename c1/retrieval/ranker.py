@@ -109,22 +109,23 @@ class Group:
     weight: float = 1.0
 
 
-def fit(groups: list[Group], l2: float = 1.0, iters: int = 60, prior: dict[str, float] | None = None) -> dict[str, float]:
+def fit(groups: list[Group], l2: float = 1.0, iters: int = 60, prior: dict[str, float] | None = None,
+        features: tuple[str, ...] = FEATURES) -> dict[str, float]:
     """Weights of :data:`FEATURES` by a conditional logit: each gold document against its question's
-    other documents. Groups without both a gold and a non-gold document carry no information and are
-    left out. ``prior``: weights the fit is drawn towards (the L2 penalty is on the distance from them;
+    other documents (``features``: the row keys fitted, default :data:`FEATURES`). Groups without both a
+    gold and a non-gold document carry no information and are left out. ``prior``: weights the fit is drawn towards (the L2 penalty is on the distance from them;
     default: zero) — a collection's own fit starts from the shipped weights and moves as far as its
     questions show."""
     import numpy as np
 
-    mean = np.array([(prior or {}).get(f, 0.0) for f in FEATURES])
+    mean = np.array([(prior or {}).get(f, 0.0) for f in features])
 
     sets = []
     for g in groups:
         gold = [i for i, y in enumerate(g.gold) if y]
         other = [i for i, y in enumerate(g.gold) if not y]
         if gold and other:
-            x = np.array([[r.get(f, 0.0) for f in FEATURES] for r in g.rows])
+            x = np.array([[r.get(f, 0.0) for f in features] for r in g.rows])
             sets.append((x, gold, other, g.weight))
     beta = mean.copy()
 
@@ -141,7 +142,7 @@ def fit(groups: list[Group], l2: float = 1.0, iters: int = 60, prior: dict[str, 
     current = loss(beta)
     for _ in range(iters):
         grad = l2 * (beta - mean)
-        hess = l2 * np.eye(len(FEATURES))
+        hess = l2 * np.eye(len(features))
         for x, gold, other, w in sets:
             s = x @ beta
             for i in gold:
@@ -165,7 +166,7 @@ def fit(groups: list[Group], l2: float = 1.0, iters: int = 60, prior: dict[str, 
         beta, gain, current = trial, current - value, value
         if gain < 1e-9:
             break
-    return {f: round(float(b), 4) for f, b in zip(FEATURES, beta)}
+    return {f: round(float(b), 4) for f, b in zip(features, beta)}
 
 
 def save(weights: RankerWeights, path: Path) -> None:
