@@ -330,6 +330,31 @@ def test_a_short_paragraph_gets_its_supporting_sentence(new_c1_env):
         corpus.close()
 
 
+@pytest.mark.slow
+def test_the_second_document_of_a_two_hop_question_gets_its_passage(new_c1_env):
+    """Issue 33, defect 6: the second document of a two-hop question got no passages. HotpotQA's first
+    ten dev records (100 paragraphs): the bridge paragraph (FC Cartagena, "in the autonomous community
+    of Murcia"; Spyker F1, "sold and renamed Force India") is returned second at a fifth to a third of
+    the first's confidence, its best sentence scoring below the first's; under ``KEEP`` alone it kept
+    nothing. Each of the ``GIVEN`` first documents now keeps its best passage, within the budget."""
+    from c1.tokens import count_tokens
+    from conftest import hotpot_records, indexed_hotpot
+
+    env = indexed_hotpot(new_c1_env, "two_hop", records=10)
+    for record in hotpot_records(shared_data_dir(), 10)[3:6:2]:  # records 3 and 5: bridge questions
+        got = env.run("search", record["question"], "--json", "--no-daemon")
+        assert got.rc == 0, got.stderr
+        docs = json.loads(got.stdout)["documents"]
+        second, n = record["supporting_facts"][-1]
+        wanted = dict(record["context"])[second][n].strip()
+        titles = [d["title"] for d in docs]
+        assert second in titles[:3], titles
+        mine = docs[titles.index(second)]
+        assert any(wanted in p["text"] for p in mine["passages"]), (wanted, mine["passages"])
+        assert all(d["passages"] for d in docs[:2]), "the first two documents each hold a passage"
+        assert sum(count_tokens(p["text"]) for d in docs for p in d["passages"]) <= 2000
+
+
 CO_BRANDING = "cuad/2ThemartComInc_19990826_10-12G_EX-10.10_6700288_EX-10.10_Co-Branding Agreement_ Agency Agreement.txt"
 
 
@@ -451,8 +476,8 @@ def test_a_document_too_unlikely_to_keep_a_passage_is_not_scored():
 
     from c1.store.manifest import Chunk
 
-    texts = {d: [f"Sentence {i} of document {d} about the renewal term of the lease." for i in range(3)] for d in "abc"}
-    store = {f"{d}_{i}": Chunk(f"{d}_{i}", d, i, 100 * i, 100 * i + len(t), None, t) for d in "abc"
+    texts = {d: [f"Sentence {i} of document {d} about the renewal term of the lease." for i in range(3)] for d in "abcd"}
+    store = {f"{d}_{i}": Chunk(f"{d}_{i}", d, i, 100 * i, 100 * i + len(t), None, t) for d in "abcd"
              for i, t in enumerate(texts[d])}
 
     class Fake:
@@ -477,11 +502,13 @@ def test_a_document_too_unlikely_to_keep_a_passage_is_not_scored():
         scored.extend(ts)
         return [0.9] * len(ts)
 
-    got = choose(Fake(), "What is the renewal term of the lease?", ["a", "b", "c"], 2000, scorer=scorer,
-                 weights={"a": 1.0, "b": 0.8, "c": 0.3}, seen={"b": ["b_0", "b_1"], "c": ["c_0", "c_1"]})
-    assert not any("document c" in t for t in scored), "0.3 < 0.5 x 0.9: c could keep nothing"
+    got = choose(Fake(), "What is the renewal term of the lease?", ["a", "b", "c", "d"], 2000, scorer=scorer,
+                 weights={"a": 1.0, "b": 0.8, "c": 0.2, "d": 0.3},
+                 seen={"b": ["b_0", "b_1"], "c": ["c_0", "c_1"], "d": ["d_0", "d_1"]})
+    assert not any("document d" in t for t in scored), "0.3 < 0.5 x 0.9: d (after the GIVEN first) could keep nothing"
     assert any("document b" in t for t in scored) and got["b"], "0.8 x 0.9 >= 0.5 x 0.9: b is scored and kept"
-    assert got["a"] and got["c"] == []
+    assert len(got["c"]) == 1, "c, one of the GIVEN first, keeps its best passage whatever its confidence"
+    assert got["a"] and got["d"] == []
 
 
 def test_the_cross_encoder_reads_a_text_met_twice_once():

@@ -21,15 +21,17 @@ a clause, a row, a sentence. For the returned documents (in rank order):
    section's first sentence starts at it;
 3. the best two sentences the scorer is sure of (``SURE``) are taken first; then the best row of each
    of the first document's best ``TABLE_PAGES`` table pages (:mod:`c1.retrieval.pages`: a statement's
-   rows, read under its title, join the scored sentences), and the best sentence of each of its best
-   ``ANCHORS`` chunks (the likeliest pages each give one); then sentences best first, each weighted by
-   its document's confidence relative to the first document's: each grows into a passage with its
-   neighbours that score nearly as well (up to ``WINDOW_CHARS``), none overlapping another of its document, at most ``PER_DOC`` a document (the
-   first document's best five; another's only near the best: ``KEEP``; none ending on a lead-in:
-   :func:`_past_lead_in`), until the budget
-   (``--evidence-tokens``) is spent. The first document is scored first: a document after it whose
-   relative confidence is under ``KEEP`` of the best weighted score yet could keep nothing (a score is
-   at most 1), and is not scored at all (the cross-encoder's pairs are most of the passages' time).
+   rows, read under its title, join the scored sentences), the best sentence of each of its best
+   ``ANCHORS`` chunks (the likeliest pages each give one), and the best sentence of each of the next
+   documents among the first ``GIVEN`` (a two-hop answer's second document); then sentences best first,
+   each weighted by its document's confidence relative to the first document's: each grows into a
+   passage with its neighbours that score nearly as well (up to ``WINDOW_CHARS``), none overlapping
+   another of its document, at most ``PER_DOC`` a document (the first document's best five; another's
+   only near the best: ``KEEP``; none ending on a lead-in: :func:`_past_lead_in`), until the budget
+   (``--evidence-tokens``) is spent. The first document is scored first: a document after the
+   ``GIVEN`` first whose relative confidence is under ``KEEP`` of the best weighted score yet could keep
+   nothing (a score is at most 1), and is not scored at all (the cross-encoder's pairs are most of the
+   passages' time).
 
 The justification of a document is the best readable sentence of its best passage, shown without
 markup; a table row with its column names. Within a run (before passages exist) the built-in policy
@@ -63,7 +65,13 @@ PER_DOC = (5, 1)
 """Passages kept for the first document, and for each of the others."""
 KEEP = 0.5
 """A passage of a document after the first scoring (times its document's relative confidence) under
-this share of the question's best is not kept."""
+this share of the question's best is not kept (but for the best passage of the ``GIVEN`` first)."""
+GIVEN = 3
+"""The first documents that each keep their best passage whatever their confidence relative to the
+first's: the second hop of a two-hop question (the club's paragraph that names the region asked
+about: "FC Cartagena ... in the autonomous community of Murcia") is returned at a fifth to a third of
+the first's confidence and its best sentence scores below the first's, so under ``KEEP`` alone it
+kept nothing, and the answer it holds was not handed over."""
 SHORTLIST = (24, 3)
 """Sentences scored by the scorer: a document's best by their terms (BM25 among its own sentences),
 with the sentences of its lead chunks (the rest rank below them, by their terms). 24 found the gold
@@ -331,7 +339,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
            seen: dict[str, list[str]] | None = None,
            near_chunks: tuple[int, int] = NEAR_CHUNKS,
            section_chunks: tuple[int, int] = SECTION_CHUNKS, anchors: int = ANCHORS,
-           tables: int = TABLE_PAGES, sure: tuple[float, int] = SURE) -> dict[str, list[Passage]]:
+           tables: int = TABLE_PAGES, sure: tuple[float, int] = SURE, given: int = GIVEN) -> dict[str, list[Passage]]:
     """Each document's passages, best first, all of them together within ``budget`` tokens (0: none).
 
     A document's readable sentences (those of its opened chunks) are ranked by their terms among
@@ -444,7 +452,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
         # a document whose relative confidence is under ``keep`` of the best weighted score yet can keep
         # no passage (a score is at most 1): its sentences are not scored (the cross-encoder's pairs
         # are most of the passages' time)
-        gone = {c.doc_id for c in picked if c.doc_rank and factor[c.doc_id] < keep * best_yet}
+        gone = {c.doc_id for c in picked if c.doc_rank >= given and factor[c.doc_id] < keep * best_yet}
         if gone:
             dropped |= gone
             picked = [c for c in picked if c.doc_id not in gone]
@@ -486,10 +494,12 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     taken_first = {id(c) for c in strong}
     ahead = [c for c in ahead if id(c) not in taken_first]
     taken_first |= {id(c) for c in ahead}
-    for c in strong + ahead + [c for c in cands if id(c) not in taken_first]:
+    owed = _best_of_each(cands, given, taken_first)  # then the best of each of the next GIVEN documents
+    taken_first |= {id(c) for c in owed}
+    for c in strong + ahead + owed + [c for c in cands if id(c) not in taken_first]:
         if spent >= budget:
             break
-        if c.doc_rank and c.score * factor[c.doc_id] < keep * best:
+        if c.doc_rank and c.score * factor[c.doc_id] < keep * best and all(c is not o for o in owed):
             continue  # the first document (the likeliest) gives its best whatever they score (above NOTHING)
         if c.score <= 0 or c.score < NOTHING * top:
             continue
@@ -519,6 +529,17 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     for doc_id, picks in taken.items():
         out[doc_id] = sorted(picks, key=lambda p: (-p.score, p.start))
     return out
+
+
+def _best_of_each(cands: list[_Sentence], given: int, taken: set[int]) -> list[_Sentence]:
+    """The best sentence (``cands`` are best first) of each document after the first among the first
+    ``given``, in their order, unless one of its sentences is already ``taken`` ahead."""
+    best: dict[int, _Sentence] = {}
+    for c in cands:
+        if 0 < c.doc_rank < given:
+            best.setdefault(c.doc_rank, c)
+    ahead = {c.doc_rank for c in cands if id(c) in taken}
+    return [best[r] for r in sorted(best) if r not in ahead]
 
 
 PARENT_CHUNKS = 12
