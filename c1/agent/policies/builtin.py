@@ -357,13 +357,16 @@ class BuiltinPolicy:
         keywords are in another document held, not in this one, and nothing else speaks for it; or
         another document's identity matches the names and period the question asks about, and nothing
         about this one does, nor links it to anything, nor does it lead to another document held (the
-        "(no subject)" mails under a filing; a note whose name leads to the contacts sheet stays). A
-        document lacking the question's rare terms is not ruled out: the first hop of a multi-hop question
-        lacks the second's words, and a scientific abstract words a claim its own way.)"""
+        "(no subject)" mails under a filing; a note whose name leads to the contacts sheet stays); or another
+        document holds every rare term of the question and this one, all of it in view, none. (A document
+        lacking one rare term of the question is not ruled out: the first hop of a multi-hop question lacks
+        the second's words.)"""
         f = self._explain[doc_id]
         weak = self._ranking.evidence(doc_id) < evd.EVIDENCE_MARGIN  # nothing, or a stray bridge
         if self._ranking.written_found and not (f.get("phrase") or f.get("keywords")) and weak:
             return True
+        if f.get("miss") and weak and any(g.get("rare", 0.0) >= 1.0 for g in self._explain.values()):
+            return True  # another document holds every rare term of the question, this one (all in view) none
         best = max((g.get("identity", 0.0) for g in self._explain.values()), default=0.0)
         leads = any(doc_id in sources for sources in self._ranking.sources.values())
         return best >= 0.5 and not f.get("identity") and weak and not leads  # a hop that led elsewhere stays
