@@ -58,7 +58,7 @@ OUT = REPO / "bench" / "out"
 
 def corpus_folder(name: str) -> Path:
     data = shared_data()
-    return data / "legal" / "files" if name == "legal" else data / "financebench" / "pdfs"
+    return data / "legal" / "files" if name.startswith("legal") else data / "financebench" / "pdfs"
 
 
 def build(name: str, home: Path) -> dict:
@@ -81,6 +81,7 @@ def build(name: str, home: Path) -> dict:
 
 
 SUITE_INDEX = {"legal": ("legal", "suite", "suite-ready.json"), "financebench": ("financebench", "fb", "built.json")}
+SUITE_INDEX |= {f"{k}-nat": v for k, v in SUITE_INDEX.items()}  # the natural questions (bench/natural/), same index
 """bench/suite.py's collections of the same files (financebench: the 18 filings and 3 more), used
 when they exist: building the filings' index takes ~25 minutes on 2 cores."""
 
@@ -104,6 +105,8 @@ def questions(name: str) -> list[dict]:
     """{id, question, gold: file name (legal: path under files/), spans: [(start, end)], pages: {n}}."""
     data = shared_data()
     out = []
+    if name.endswith("-nat"):
+        return natural_questions(name.removesuffix("-nat"))
     if name == "legal":
         for line in (data / "legal" / "queries.jsonl").read_text().splitlines():
             q = json.loads(line)
@@ -114,6 +117,21 @@ def questions(name: str) -> list[dict]:
             q = json.loads(line)
             out.append({"id": q["financebench_id"], "question": q["question"], "gold": q["doc_name"] + ".pdf", "spans": [],
                         "pages": {e["evidence_page_num"] + 1 for e in q["evidence"]}})
+    return out
+
+
+def natural_questions(kind: str) -> list[dict]:
+    """The kind's natural questions (bench/natural/<kind>.jsonl) in :func:`questions`' form: the first gold
+    file, its spans (legal) or pages (FinanceBench)."""
+    out = []
+    for line in (REPO / "bench" / "natural" / f"{kind}.jsonl").read_text().splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        gold = r["gold"][0]
+        out.append({"id": r["id"], "question": r["question"], "gold": gold,
+                    "spans": [(a, b) for p, a, b in r.get("spans", []) if p == gold],
+                    "pages": {int(p.rsplit("#p", 1)[1]) for p in r.get("pages", []) if p.startswith(gold + "#p")}})
     return out
 
 
