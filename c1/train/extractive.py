@@ -5,8 +5,9 @@ every question), a chunk of it, and one of its sentences with enough content wor
 answer (a number, a date, a name, else its last content word) is taken out, and the question is written
 from what is left, as people type into a search box: a few of the sentence's content words in their
 order (the rarer ones kept first), a question word that fits the answer, sometimes a word of the
-document's title (a question that names the party), sometimes all in lower case or with one typo. The
-questions train the document ranker (``c1 train ranker``, bench/ranker_fit.py): they cost nothing, come
+document's title (a question that names the party), sometimes all in lower case or with one typo. Where
+the collection's documents name each other by title (a multi-hop corpus), some questions need two
+documents (:func:`_two_doc`). The questions train the document ranker (``c1 train ranker``, bench/ranker_fit.py): they cost nothing, come
 from the user's own collection, and never come from the questions a benchmark measures on.
 """
 
@@ -24,11 +25,11 @@ _NUMBER = re.compile(r"^\$?\d[\d,.]*%?$")
 _MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december"}
 MIN_TERMS = 6
+"""A sentence with fewer content words says too little to write a question about."""
 ATTEMPTS = 4
 """Documents drawn per question wanted, at most (a draw whose chunk has no usable sentence gives none)."""
 LINK_SCAN = 3000
 """Documents looked through for a sentence that names another document (two-document questions)."""
-"""A sentence with fewer content words says too little to write a question about."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Made:
 
 def make(corpus, n: int, seed: int = 0, max_terms: int = 7, two_doc: float = 0.3) -> list[Made]:
     """``n`` questions from ``corpus`` (fewer when it has too few usable sentences); up to ``two_doc`` of
-    them need two documents, where the collection's documents name each other (:func:`_two_doc`)."""
+    them need two documents, where some of the collection's titles are linkable (:func:`_linkable_titles`)."""
     rng = random.Random(seed)
     docs = [d for d in corpus.store.manifest.all_docs() if d.n_chunks]
     rng.shuffle(docs)
