@@ -672,10 +672,25 @@ def _mentions_ok(title_norm: str) -> bool:
     return bool(title_norm) and len(title_norm) >= 4 and title_norm not in STOPWORDS
 
 
+_BEFORE_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789,;:)")
+
+
 def _mid_sentence(text: str, word: str) -> bool:
     """``word`` occurs capitalised after a lower-case word or a comma somewhere in ``text``: a name,
-    not a capitalised word that only starts sentences ("Effective January 1, …")."""
-    return re.search(r"[a-z0-9,;:)]\s+" + re.escape(word) + r"(?![\w])", text) is not None
+    not a capitalised word that only starts sentences ("Effective January 1, …"). The same as
+    ``re.search(r"[a-z0-9,;:)]\s+WORD(?!\w)")``, read from the word's own occurrences (a filing's text is
+    long and a run asks this of every one-word name in it)."""
+    n, i = len(word), text.find(word)
+    while i != -1:
+        after = text[i + n:i + n + 1]
+        if not (after.isalnum() or after == "_"):
+            j = i - 1
+            while j >= 0 and text[j].isspace():
+                j -= 1
+            if 0 <= j < i - 1 and text[j] in _BEFORE_NAME:
+                return True
+        i = text.find(word, i + 1)
+    return False
 
 
 def _capital_in_common(title: list[str], written: list[str], at_start: bool) -> bool:
