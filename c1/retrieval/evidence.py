@@ -676,7 +676,7 @@ _BEFORE_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789,;:)")
 
 
 def _mid_sentence(text: str, word: str) -> bool:
-    """``word`` occurs capitalised after a lower-case word or a comma somewhere in ``text``: a name,
+    r"""``word`` occurs capitalised after a lower-case word or a comma somewhere in ``text``: a name,
     not a capitalised word that only starts sentences ("Effective January 1, …"). The same as
     ``re.search(r"[a-z0-9,;:)]\s+WORD(?!\w)")``, read from the word's own occurrences (a filing's text is
     long and a run asks this of every one-word name in it)."""
