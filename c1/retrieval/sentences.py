@@ -21,6 +21,7 @@ Only ``text``, ``item`` and ``row`` units are evidence a person reads (:func:`re
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -129,8 +130,10 @@ def line_spans(text: str) -> list[tuple[int, int]]:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def line_kind(line: str) -> str:
-    """What one line is on its own: blank, heading, rule, meta, row, item, social or text."""
+    """What one line is on its own: blank, heading, rule, meta, row, item, social or text (cached: the
+    passages, a read and the policy's evidence classify the same chunks' lines again and again)."""
     s = line.strip()
     if not s:
         return "blank"
@@ -139,7 +142,7 @@ def line_kind(line: str) -> str:
     if _RULE.search(s):
         return "rule"
     m = _META.match(line)
-    if len(s) <= 300 and _WROTE.match(s):
+    if len(s) <= 300 and "wrote:" in s.lower() and _WROTE.match(s):
         return "meta"
     name = m.group(0).strip(" \t>:").lower() if m else ""
     if name in _META_NAMES and (len(s) <= 300 or name in _ADDRESS_FIELDS):
@@ -150,7 +153,7 @@ def line_kind(line: str) -> str:
         return "row"
     if _CELLS.search(line) and (s.count("|") >= 2 or line.count("\t") >= 2):
         return "row"
-    if _NUMBERS_ROW.match(s) and len(s) <= 200:
+    if len(s) <= 200 and _NUMBERS_ROW.match(s):
         return "row"
     if _GREETING.match(s) or _SIGNOFF.match(s) or _contact(s):
         return "social"
