@@ -874,3 +874,66 @@ def test_a_sentence_scoring_nothing_is_no_passage():
 
     got = choose(Fake(), "What is the renewal term of the lease?", ["d"], 2000, scorer=scorer)["d"]
     assert [p.text for p in got] == texts[:2], "a sentence at 1/8000 of the best is no passage; one at 1/8 is"
+
+
+THREE_M = "sec/3M_2022_10K.pdf"
+NET_SALES = "what were 3m's net sales in 2022"
+
+
+@pytest.fixture(scope="module")
+def three_m(new_c1_env):
+    """Pages 45-62 of 3M's 2022 10-K: page 48 (4 here) the statement of income ("Net sales $ 34,229
+    $ 35,355 $ 32,184" under "(Millions, except per share amounts) 2022 2021 2020"), page 60 (16) the
+    disaggregated revenue, whose header rows read "Net Sales (Millions) 2022 2021 2020"."""
+    import pypdf
+
+    shared = shared_data_dir()
+    if not (shared / THREE_M).is_file():
+        pytest.skip(f"shared test data not found at {shared}")
+    env = new_c1_env("three_m")
+    corpus = env.root / "corpus"
+    corpus.mkdir()
+    reader, writer = pypdf.PdfReader(shared / THREE_M), pypdf.PdfWriter()
+    for page in reader.pages[44:62]:
+        writer.add_page(page)
+    with open(corpus / "3M_2022_10K_pages_45-62.pdf", "wb") as f:
+        writer.write(f)
+    done = env.run("index", corpus, "--quiet")
+    assert done.rc == 0, done.stderr
+    return env
+
+
+def test_a_header_row_names_columns_and_holds_no_figure():
+    from c1.retrieval.pages import is_header_row
+
+    for row in ("(Dollars in millions, except per share amount) 2022 2021", "Net Sales (Millions) 2022 2021 2020",
+                "Year ended December 31, 2022 2021"):
+        assert is_header_row(row), row
+    assert is_header_row("Quarter | Budget | Actual", first=True)
+    for row in ("Net sales $ 34,229 $ 35,355 $ 32,184", "Q2 | 75000 | 75000 | 80000", "Safety and Industrial 1.0 % (4.2) %"):
+        assert not is_header_row(row, first=True), row
+    assert not is_header_row("Widget | 2019 | 2021"), "a row of data whose cells are years, under its header"
+
+
+@pytest.mark.slow
+def test_a_row_with_the_figure_beats_its_tables_header_row(three_m):
+    """Issue 33, defect 6: "what were 3M's net sales in 2022" got a table's header row ("(Millions) 2022
+    2021 2020"), not the row with the figure. A header row is no passage (it heads the rows below it,
+    which are read with it), and a table page is scored by its rows that hold figures."""
+    from c1.retrieval.pages import best_table_pages, is_header_row, table_pages
+    from c1.retrieval.passages import within
+    from c1.retrieval.scorers import make_scorer
+
+    corpus = _open(three_m)
+    try:
+        doc = corpus.store.manifest.all_docs()[0]
+        asked = within(corpus, NET_SALES, doc.doc_id)
+        page, _, spans = best_table_pages(make_scorer(corpus), asked, table_pages(doc, corpus.doc_chunks(doc.doc_id)))[0]
+        rows = {r[0]: r[2] for r in page.rows}
+        assert page.page == 48 - 44 and rows[spans[0][0]].startswith("Net sales $ 34,229"), (page.title, rows[spans[0][0]])
+        chosen = choose(corpus, NET_SALES, [doc.doc_id])[doc.doc_id]
+        assert not any(is_header_row(p.why) for p in chosen), [p.why for p in chosen]
+        sales = [i for i, p in enumerate(chosen) if "Net sales $ 34,229" in p.text]
+        assert sales and sales[0] < 3 and "2022: $ 34,229" in chosen[sales[0]].why, [p.text[:60] for p in chosen]
+    finally:
+        corpus.close()

@@ -25,12 +25,35 @@ statement ("Consolidated Statements of Cash Flows") whose title, not its row, sa
 chunks of such a page rank low against a question (numbers, few words), and the sentences that hold
 the question's terms best are prose elsewhere (MD&A, notes)."""
 PAGE_ROWS = 2
-"""Rows of each of those pages that join the scored sentences: those it was scored with (holding most
-of the question's terms, then the page's first; 4: the same pages found, more pairs)."""
+"""Rows of each of those pages that join the scored sentences: those it was scored with (rows that hold
+figures before header rows, :func:`is_header_row`; holding most of the question's terms, then the
+page's first; 4: the same pages found, more pairs)."""
 TABLE_ROWS = 5
 """A page is a table page when at least this many of its lines are table rows and they hold at least
 half of its text (a statement, a schedule; not a page of prose with a table in it). Half of its text,
 not of its lines: a PDF may break a statement's title one word a line ("MGM\nRESORTS\n...")."""
+
+
+_NUMBER = re.compile(r"\d[\d,.]*")
+_YEAR = re.compile(r"(?:19|20)\d{2}")
+_CELL = re.compile(r"\s\|\s|\t|\|")
+_DAY = re.compile(r"\b([^\W\d_]+)\.?\s+\d{1,2}\b")
+"""A month and its day ("December 31, 2022 2021"): a date that names a column, not a figure."""
+
+
+def is_header_row(line: str, first: bool = False) -> bool:
+    """A table row that names its table's columns and holds no figure: a statement's line of years
+    ("(Dollars in millions, except per share amount) 2022 2021", "Net Sales (Millions) 2022 2021 2020":
+    one cell, every number in it a year, the last word one), or the first row of its table
+    (``first``) whose cells are years or hold no digit ("Quarter | Budget | Actual"). It says what the
+    rows below it hold; by itself it answers nothing."""
+    text = line.strip().strip("|").strip()
+    numbers = _NUMBER.findall(_DAY.sub(lambda m: m.group() if m.group(1).lower() not in sx.MONTHS else " ", text))
+    if not text or any(not _YEAR.fullmatch(n) for n in numbers):
+        return False
+    if len([c for c in _CELL.split(text) if c.strip()]) > 1:
+        return first  # "Widget | 2019 | 2021" under "Product | Launched | Retired" is a row of data
+    return bool(numbers) and bool(_YEAR.fullmatch(text.split()[-1]))
 
 
 def _page_key(chunk) -> object:
@@ -128,9 +151,10 @@ def table_pages(doc, chunks: list) -> list[TablePage]:
 
 def best_table_pages(scorer: Scorer, question: str, pages: list[TablePage], n: int = TABLE_PAGES,
                      rows: int = PAGE_ROWS) -> list[tuple[TablePage, float, list[tuple[int, int]]]]:
-    """The ``n`` table pages that score best for ``question`` (one scorer call: each page as its title
-    and its two rows holding most of the question's terms), each with its score and the spans of its
-    ``rows`` rows holding most of those terms (BM25 among all the pages' rows), then its first."""
+    """The ``n`` table pages that score best for ``question`` (one scorer call: each page as its title,
+    the header row above its two rows that hold figures and most of the question's terms, and those
+    rows), each with its score and the spans of its ``rows`` rows holding most of those terms (BM25
+    among all the pages' rows), then its first; a header row only after every row that holds figures."""
     if not pages or n <= 0:
         return []
     texts = [r[2] for p in pages for r in p.rows]
@@ -139,10 +163,13 @@ def best_table_pages(scorer: Scorer, question: str, pages: list[TablePage], n: i
     for p in pages:
         mine = lexical[k : k + len(p.rows)]
         k += len(p.rows)
-        order = sorted(range(len(p.rows)), key=lambda i: (-mine[i], i))
+        # a row that holds figures before one that names the columns: "Net sales $ 34,229 $ 35,355"
+        # before "Net Sales (Millions) 2022 2021 2020", which holds the question's words and no answer
+        order = sorted(range(len(p.rows)), key=lambda i: (is_header_row(p.rows[i][2]), -mine[i], i))
         picks.append(order)
-        shown = [sx.readable(p.rows[i][2]) for i in sorted(order[:2])]
-        texts.append("\n".join([p.title] + shown)[:PAIR_CHARS])
+        shown = sorted(order[:2])
+        names = [j for j in range(shown[0] if shown else 0) if is_header_row(p.rows[j][2])][-1:]  # their columns
+        texts.append("\n".join([p.title] + [sx.readable(p.rows[i][2]) for i in names + shown])[:PAIR_CHARS])
     got = scorer(question, texts)
     best = sorted(range(len(pages)), key=lambda i: (-got[i], i))[:n]
     return [(pages[i], float(got[i]), [pages[i].rows[j][:2] for j in picks[i][:rows]]) for i in best]

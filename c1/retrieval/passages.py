@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from c1.retrieval import sentences as sx
-from c1.retrieval.pages import TABLE_PAGES, best_table_pages, page_of, table_pages
+from c1.retrieval.pages import TABLE_PAGES, best_table_pages, is_header_row, page_of, table_pages
 from c1.retrieval.scorers import HEADING_CHARS, PAIR_CHARS, Scorer, TermDenseScorer, make_scorer
 
 DEFAULT_EVIDENCE_TOKENS = 2000
@@ -151,11 +151,15 @@ class _Sentence:
     FLOWS"): the scorer reads it with the sentence, which often does not name its own subject."""
     title: int | None = None
     """Where the title it directly follows starts (document offsets): a passage from it starts there."""
+    columns: str = ""
+    """A table row's header row (:func:`c1.retrieval.pages.is_header_row`: "(Millions) 2022 2021 2020"):
+    what its figures are, read with it."""
 
     def scored_text(self) -> str:
-        """What the scorer reads: the heading (up to ``HEADING_CHARS``) and the sentence, together at
-        most ``PAIR_CHARS`` (~128 word pieces: a cross-encoder's time grows with the pair's length)."""
-        text = f"{self.heading[:HEADING_CHARS]}\n{self.text}" if self.heading else self.text
+        """What the scorer reads: the heading (up to ``HEADING_CHARS``), a row's columns and the sentence,
+        together at most ``PAIR_CHARS`` (~128 word pieces: a cross-encoder's time grows with the pair's
+        length)."""
+        text = "\n".join(t for t in (self.heading[:HEADING_CHARS], self.columns[:HEADING_CHARS], self.text) if t)
         return text[:PAIR_CHARS]
 
 
@@ -392,8 +396,16 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
             units = units_of[chunk.id] = []
             section, _, parent = _carried_from(by_n, chunk) if is_section else ("", None, "")
             heading, title = section, None
+            previous = columns = ""
             for u in _units(chunk.text):
                 text = u.text(chunk.text)
+                after, previous = previous, u.kind
+                if u.kind == "row" and is_header_row(text, after != "row"):
+                    title = chunk.start + u.start if title is None else title
+                    columns = sx.readable(text)
+                    continue  # it names the columns of the rows below it: it answers nothing by itself
+                if u.kind in sx.READABLE and u.kind != "row":
+                    columns = ""
                 if u.kind == "heading" or u.kind in sx.READABLE and is_title(text):
                     heading = sx.readable(text)  # a title heads what follows; it is not evidence itself
                     title = chunk.start + u.start
@@ -407,7 +419,8 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
                     title = None
                     continue
                 span = (chunk.start + u.start, chunk.start + u.end)
-                sent = _Sentence(rank, doc_id, chunk.id, len(units), *span, text, heading=heading, title=title)
+                sent = _Sentence(rank, doc_id, chunk.id, len(units), *span, text, heading=heading, title=title,
+                                 columns=columns if u.kind == "row" else "")
                 title = None
                 units.append(sent)
                 if span not in spans and sx.words(sent.text) >= 3:
