@@ -26,7 +26,9 @@ comparison question). Only documents that the question's own search found, or th
 beyond similarity (named, linked, bridged, identity, a rare term or phrase of the question), may
 enter the answer (``gate``): the run does not end below its own first search because a
 sub-search brought in something merely similar. Documents whose confidence is under the floor
-are not returned, so a question with little support gets fewer than ``max_docs``.
+are not returned, so a question with little support gets fewer than ``max_docs``. The answer's
+documents are then ordered by the fitted document ranker (:mod:`c1.retrieval.ranker`, weights fitted on
+questions generated from collections: ``bench/ranker_fit.py``, ``c1 train ranker``).
 
 Past the soft limit it prunes the lowest-scored chunks until the context is back under 3/4 of
 that limit — never a chunk of a document in its answer set or of a pivot — and only in a turn
@@ -309,10 +311,11 @@ class BuiltinPolicy:
         return self._ranking.features if self._ranking else {}
 
     def _answer_ids(self) -> list[str]:
-        """The answer: the documents held in the order of the question's own search, departing from it
-        only on evidence (:func:`evidence.anchored_order`); documents the question names keep their
-        place; the floor drops documents under it, but one the own search ranked in its top
-        ``max_docs`` only on evidence against it (``_against``): a low score alone does not."""
+        """The answer: which documents, from the documents held in the order of the question's own search,
+        departing from it only on evidence (:func:`evidence.anchored_order`); documents the question names
+        keep their place; the floor drops documents under it, but one the own search ranked in its top
+        ``max_docs`` only on evidence against it (``_against``): a low score alone does not. Then, with
+        ``order="fitted"``, their order is the fitted ranker's (``_fitted_order``)."""
         if not self._ranking:
             return []
         held = list(self._scores)
