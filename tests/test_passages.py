@@ -175,25 +175,30 @@ COKE = "financebench/pdfs/COCACOLA_2017_10K.pdf"
 EMPLOYEES = "How many employees did Coca-Cola have in 2017?"
 
 
-@pytest.fixture(scope="module")
-def coke(new_c1_env):
-    """The first 12 pages of Coca-Cola's 2017 10-K (page 11: "approximately 61,800 ... employees")."""
+def indexed_pages(new_c1_env, name: str, pdf: str, pages: slice, file_name: str):
+    """A new C1Env whose collection holds ``pages`` of the shared filing ``pdf``, written as ``file_name``."""
     import pypdf
 
     shared = shared_data_dir()
-    if not (shared / COKE).is_file():
+    if not (shared / pdf).is_file():
         pytest.skip(f"shared test data not found at {shared}")
-    env = new_c1_env("coke")
+    env = new_c1_env(name)
     corpus = env.root / "corpus"
     corpus.mkdir()
-    reader, writer = pypdf.PdfReader(shared / COKE), pypdf.PdfWriter()
-    for page in reader.pages[:12]:
+    reader, writer = pypdf.PdfReader(shared / pdf), pypdf.PdfWriter()
+    for page in reader.pages[pages]:
         writer.add_page(page)
-    with open(corpus / "COCACOLA_2017_10K_pages_1-12.pdf", "wb") as f:
+    with open(corpus / file_name, "wb") as f:
         writer.write(f)
     done = env.run("index", corpus, "--quiet")
     assert done.rc == 0, done.stderr
     return env
+
+
+@pytest.fixture(scope="module")
+def coke(new_c1_env):
+    """The first 12 pages of Coca-Cola's 2017 10-K (page 11: "approximately 61,800 ... employees")."""
+    return indexed_pages(new_c1_env, "coke", COKE, slice(0, 12), "COCACOLA_2017_10K_pages_1-12.pdf")
 
 
 def _open(env):
@@ -537,22 +542,7 @@ RATIO = "What was Adobe's operating cash flow ratio for FY2015, cash from operat
 
 @pytest.fixture(scope="module")
 def adobe(new_c1_env):
-    import pypdf
-
-    shared = shared_data_dir()
-    if not (shared / ADOBE).is_file():
-        pytest.skip(f"shared test data not found at {shared}")
-    env = new_c1_env("adobe")
-    corpus = env.root / "corpus"
-    corpus.mkdir()
-    reader, writer = pypdf.PdfReader(shared / ADOBE), pypdf.PdfWriter()
-    for page in reader.pages[ADOBE_PAGES[0]:ADOBE_PAGES[1]]:
-        writer.add_page(page)
-    with open(corpus / "ADOBE_2015_10K_pages_31-100.pdf", "wb") as f:
-        writer.write(f)
-    done = env.run("index", corpus, "--quiet")
-    assert done.rc == 0, done.stderr
-    return env
+    return indexed_pages(new_c1_env, "adobe", ADOBE, slice(*ADOBE_PAGES), "ADOBE_2015_10K_pages_31-100.pdf")
 
 
 @pytest.mark.slow
@@ -651,22 +641,7 @@ MGM = "financebench/pdfs/MGMRESORTS_2018_10K.pdf"
 def mgm(new_c1_env):
     """Pages 55-60 of MGM Resorts' 2018 10-K, whose PDF text breaks each statement's title one word a
     line ("MGM\\nRESORTS\\nINTERNATIONAL\\n…\\nBALANCE\\nSHEETS"): page 57 the balance sheets."""
-    import pypdf
-
-    shared = shared_data_dir()
-    if not (shared / MGM).is_file():
-        pytest.skip(f"shared test data not found at {shared}")
-    env = new_c1_env("mgm")
-    corpus = env.root / "corpus"
-    corpus.mkdir()
-    reader, writer = pypdf.PdfReader(shared / MGM), pypdf.PdfWriter()
-    for page in reader.pages[54:60]:
-        writer.add_page(page)
-    with open(corpus / "MGMRESORTS_2018_10K_pages_55-60.pdf", "wb") as f:
-        writer.write(f)
-    done = env.run("index", corpus, "--quiet")
-    assert done.rc == 0, done.stderr
-    return env
+    return indexed_pages(new_c1_env, "mgm", MGM, slice(54, 60), "MGMRESORTS_2018_10K_pages_55-60.pdf")
 
 
 @pytest.mark.slow
@@ -885,22 +860,7 @@ def three_m(new_c1_env):
     """Pages 45-62 of 3M's 2022 10-K: page 48 (4 here) the statement of income ("Net sales $ 34,229
     $ 35,355 $ 32,184" under "(Millions, except per share amounts) 2022 2021 2020"), page 60 (16) the
     disaggregated revenue, whose header rows read "Net Sales (Millions) 2022 2021 2020"."""
-    import pypdf
-
-    shared = shared_data_dir()
-    if not (shared / THREE_M).is_file():
-        pytest.skip(f"shared test data not found at {shared}")
-    env = new_c1_env("three_m")
-    corpus = env.root / "corpus"
-    corpus.mkdir()
-    reader, writer = pypdf.PdfReader(shared / THREE_M), pypdf.PdfWriter()
-    for page in reader.pages[44:62]:
-        writer.add_page(page)
-    with open(corpus / "3M_2022_10K_pages_45-62.pdf", "wb") as f:
-        writer.write(f)
-    done = env.run("index", corpus, "--quiet")
-    assert done.rc == 0, done.stderr
-    return env
+    return indexed_pages(new_c1_env, "three_m", THREE_M, slice(44, 62), "3M_2022_10K_pages_45-62.pdf")
 
 
 def test_a_header_row_names_columns_and_holds_no_figure():
