@@ -69,11 +69,11 @@ def test_a_weights_file_without_every_feature_is_refused_in_one_line(tmp_path):
         rk.load(bad)
 
 
-def test_a_collection_s_own_weights_are_used_before_the_shipped_ones(tmp_path):
-    assert rk.for_collection(tmp_path).source == "shipped"
+def test_a_collection_s_own_weights_are_read_from_its_folder(tmp_path):
+    assert rk.own_weights(tmp_path) is None
     own = rk.RankerWeights({f: 0.5 for f in rk.FEATURES}, "collection", {"questions": 12})
     rk.save(own, tmp_path / rk.FILE_NAME)
-    got = rk.for_collection(tmp_path)
+    got = rk.own_weights(tmp_path)
     assert got.weights == own.weights and got.fitted == {"questions": 12}
 
 

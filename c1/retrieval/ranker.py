@@ -94,11 +94,6 @@ def own_weights(collection_dir: Path) -> RankerWeights | None:
     return load(own) if own.is_file() else None
 
 
-def for_collection(collection_dir: Path) -> RankerWeights:
-    """The collection's own weights if it has them, else the shipped ones."""
-    return own_weights(collection_dir) or load()
-
-
 # --- fitting -----------------------------------------------------------------------------------
 
 @dataclass
