@@ -74,7 +74,8 @@ def run(home: Path, systems: list[str], k: int, limit: int | None) -> tuple[dict
     from c1.agent.policies import choose_policy
     from c1.config import load_settings
     from c1.eval.datasets import load_financebench
-    from c1.eval.runner import System, run_one
+    from c1.eval.scoring import run_one
+    from c1.eval.systems import System
 
     data = shared_data() / "financebench"
     ds = load_financebench(data / "financebench_dev_18.jsonl", data / "pdfs")

@@ -241,7 +241,8 @@ def run(home: Path, systems: list[str], k: int, kinds: tuple[str, ...], per_kind
     from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
     from c1.eval.datasets import Question
-    from c1.eval.runner import parse_systems, run_one
+    from c1.eval.scoring import run_one
+    from c1.eval.systems import parse_systems
 
     settings = load_settings().with_flags(home=str(home), collection=COLLECTION, max_docs=k, **flags)
     corpus = Corpus(settings)

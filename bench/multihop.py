@@ -52,7 +52,7 @@ def open_pool(dataset: str, home: Path, **flags):
     from c1.config import load_settings
     from c1.store.embedders import MiniLMEmbedder
     from c1.eval.datasets import corpus_fingerprint, load_dataset
-    from c1.eval.runner import collection_name, ensure_collection
+    from c1.eval.collection import collection_name, ensure_collection
 
     folder, name = FILES[dataset]
     ds = load_dataset(dataset, shared_data() / folder / name)
@@ -67,7 +67,8 @@ def open_pool(dataset: str, home: Path, **flags):
 
 def run(dataset: str, home: Path, systems: list[str], k: int, limit: int | None, options: dict | None = None,
         **flags) -> list[dict]:
-    from c1.eval.runner import parse_systems, run_one
+    from c1.eval.scoring import run_one
+    from c1.eval.systems import parse_systems
 
     ds, settings, corpus = open_pool(dataset, home, max_docs=k, **flags)
     questions = ds.questions[:limit] if limit else ds.questions

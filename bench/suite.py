@@ -126,7 +126,7 @@ def passage_case(kind: str, embedder, split: str = "dev") -> Case:
     from bench.multihop import FILES
     from c1.config import load_settings
     from c1.eval.datasets import corpus_fingerprint, load_dataset
-    from c1.eval.runner import collection_name, ensure_collection
+    from c1.eval.collection import collection_name, ensure_collection
 
     if kind == "scifact":  # the generic jsonl layout: corpus.jsonl beside the claims
         ds = load_dataset("jsonl", shared_data() / "scifact" / "claims_train.jsonl")
@@ -282,7 +282,7 @@ def found(it: Item, keys: list[str], docs: list[dict], corpus) -> bool:
     """A gold page among the returned chunks (FinanceBench), else a chunk in a gold span (legal), else an
     answer string among the returned texts, else a gold document returned."""
     from c1.eval.metrics import contains_answer
-    from c1.eval.runner import Keys
+    from c1.eval.scoring import Keys
 
     if it.pages:
         pk = Keys(corpus, it.pages, "page")

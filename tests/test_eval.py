@@ -19,9 +19,9 @@ from c1.config import Settings
 from c1.errors import C1Error
 from c1.eval import report
 from c1.eval.datasets import Question, load_dataset, page_key, select
-from c1.eval.runner import (
-    Keys, RowWriter, System, answer_found, load_rows, parse_systems, prepare_run_dir, score_row,
-)
+from c1.eval.run_dir import RowWriter, load_rows, prepare_run_dir
+from c1.eval.scoring import Keys, answer_found, score_row
+from c1.eval.systems import System, parse_systems
 from c1.eval.settings import EvalFlags, EvalOptions
 
 HOTPOT = "hotpotqa/hotpotqa_dev_distractor_200.jsonl"

@@ -679,7 +679,7 @@ def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_pat
     """`c1 eval`'s collections (dozens: one per dataset, embedder and question) were listed with the user's in
     `c1 status`, /health and MCP."""
     from c1.config import load_settings
-    from c1.eval.runner import collection_name
+    from c1.eval.collection import collection_name
     from c1.service import SearchService
 
     notes = tmp_path / "notes"
