@@ -384,7 +384,8 @@ def test_serve_with_an_adapter_asks_for_the_adapter(tmp_path):
 
 
 def test_search_serve_and_mcp_take_the_same_agent_options():
-    from c1.cli import AGENT_OPTIONS, app
+    from c1.cli import app
+    from c1.commands.flags import AGENT_OPTIONS
     from typer.main import get_command
 
     cli = get_command(app)

@@ -1,4 +1,4 @@
-"""``c1 train synth|collect|sft|rl``: the command bodies (the Typer wiring lives in c1/cli.py).
+"""``c1 train synth|collect|sft|rl``: the command bodies (the Typer wiring lives in c1/commands/train_group.py).
 
 Nothing heavy is imported at module level: torch, transformers, trl and peft load inside
 ``run_sft`` / ``run_rl`` only, after a check that says how to install them.

@@ -1,0 +1,18 @@
+"""``c1 completions SHELL``: print the shell completion script made from the command tree (c1/docs_gen.py)."""
+
+from __future__ import annotations
+
+import sys
+
+from c1.commands.startup import every_command
+from c1.errors import C1Error
+
+
+def run_completions(app, shell: str) -> int:
+    from c1.docs_gen import SHELLS, completion_script
+
+    if shell not in SHELLS:
+        raise C1Error(f"no completion for {shell!r}: bash, zsh or fish")
+    every_command(app)  # the generator reads every command, which startup.build_only left out
+    sys.stdout.write(completion_script(shell, app))
+    return 0
