@@ -30,6 +30,14 @@ def test_the_cross_encoder_scores_as_the_published_model(onnx):
     assert scores[0] < -5 and scores[1] > scores[2] > scores[0]
 
 
+def test_pairs_scored_at_once_score_as_they_do_one_by_one(onnx):
+    many = PASSAGES * 4 + [p.upper() for p in PASSAGES]
+    alone = OnnxReranker(threads=1)
+    at_once = OnnxReranker(threads=3).score(Q, many)
+    assert at_once == alone.score(Q, many), "the same score for each pair, in the passages' order"
+    assert at_once[1] > at_once[0] and at_once[4] > at_once[3]
+
+
 def test_pairs_are_not_padded_and_only_the_passage_is_cut(onnx):
     short = onnx._tokenizer.encode(Q, PASSAGES[0])
     assert len(short.ids) < 40 and 0 not in short.ids, "no padding to 512"

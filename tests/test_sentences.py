@@ -190,3 +190,16 @@ def test_a_section_number_after_a_run_of_spaces_starts_a_title():
     assert units[0] == "The proper address shall be: To Achaogen: 7000 Shoreline Court, Fax: (781) 622-1283"
     assert "This Agreement is governed by the laws of Delaware." in units
     assert "Totals were 12.5 Million." in units, "a figure after a space is no section number"
+
+
+def test_a_remembered_split_hands_each_caller_its_own_list():
+    from c1.retrieval import text as tx
+
+    body = "The term is two years. Either party may end it early.\n\nSigned, Acme"
+    first = split(body)
+    first.clear()
+    again = split(body)
+    assert [u.text(body) for u in again][:2] == ["The term is two years.", "Either party may end it early."]
+    spans = tx.units(body)
+    spans.append((0, 1))
+    assert tx.units(body) == spans[:-1]

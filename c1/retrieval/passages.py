@@ -318,12 +318,6 @@ def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: b
     return [(by_id[cid], similarity[cid]) for cid, _ in rrf([[c.id for c, _ in dense], lexical])]
 
 
-@functools.lru_cache(maxsize=4096)
-def _units(text: str) -> tuple[sx.Unit, ...]:
-    """A chunk's units (cached: a long document's chunks are split again for every question about it)."""
-    return tuple(sx.split(text))
-
-
 def _page_rows(scorer: Scorer, question: str, doc, chunks: list, n: int) -> dict[int, tuple[str, int]]:
     """Where the rows start that the ``n`` best table pages of a document give to the scored
     sentences (:func:`best_table_pages`), each with its page's title (the heading it is read under)
@@ -397,7 +391,7 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
             section, _, parent = _carried_from(by_n, chunk) if is_section else ("", None, "")
             heading, title = section, None
             previous = columns = ""
-            for u in _units(chunk.text):
+            for u in sx.split(chunk.text):
                 text = u.text(chunk.text)
                 after, previous = previous, u.kind
                 if u.kind == "row" and is_header_row(text, after != "row"):
@@ -573,7 +567,7 @@ def _carried_from(by_n: dict, chunk, back: int = 3) -> tuple[str, object, str]:
         prev = by_n.get(n)
         if prev is None:
             break
-        for u in reversed(_units(prev.text)):
+        for u in reversed(sx.split(prev.text)):
             text = u.text(prev.text)
             if (u.kind == "heading" or u.kind in sx.READABLE) and _section_title(u, text):
                 name = sx.readable(text)
@@ -607,7 +601,7 @@ def _openings(by_n: dict, chunks: list) -> dict[str, str]:
     out: dict[str, str] = {}
     ids = {c.id for c in chunks}
     for chunk in chunks:
-        units = [u for u in _units(chunk.text) if u.kind == "heading" or u.kind in sx.READABLE]
+        units = [u for u in sx.split(chunk.text) if u.kind == "heading" or u.kind in sx.READABLE]
         if not units or _section_title(units[0], units[0].text(chunk.text)):
             continue
         title, holder, _ = _carried_from(by_n, chunk)
@@ -650,7 +644,7 @@ def _sections(scorer: Scorer, question: str, sections: dict[str, list[_Sentence]
 
 def _shown(chunk, sent: _Sentence) -> str:
     """A sentence of a chunk as a person reads it: a table row with its column names, else without markup."""
-    units = list(_units(chunk.text))
+    units = list(sx.split(chunk.text))
     for i, u in enumerate(units):
         if chunk.start + u.start == sent.start and u.kind == "row":
             return sx.row_with_header(chunk.text, units, i)

@@ -46,7 +46,10 @@ class OnnxReranker:
     ``max_tokens`` bounds a pair (query + passage + 3 special tokens); the query keeps at most
     ``query_tokens`` of them. Each pair runs alone: the graph quantises activations with one scale per
     batch, so a pair's score would depend on its neighbours (by 0.12 on a logit of 9); alone it was
-    also no slower (20 pairs of 256 pieces: 4.8 s alone, 5.5 s in batches of 2,048 pieces, loaded cores)."""
+    also no slower than in batches. One pair is too small for ONNX's own threads to share (two threads
+    ran it no faster than one), so ``threads`` pairs run at once instead, each on one thread of one
+    shared session (``InferenceSession.run`` is thread-safe): the same scores, in a fraction of the
+    time (bench/drive.py times a search; docs/performance.md)."""
 
     name = "ms-marco-MiniLM-L-12-v2-int8"
 
@@ -81,7 +84,13 @@ class OnnxReranker:
 
     @once_property
     def _session(self):
-        return onnx_session(self._paths[0], self.threads)
+        return onnx_session(self._paths[0], 1)
+
+    @once_property
+    def _pool(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        return ThreadPoolExecutor(self.threads, thread_name_prefix="c1-rerank")
 
     def _short_query(self, query: str) -> str:
         """``query`` cut to ``query_tokens`` word pieces, so that the passage always keeps room."""
@@ -97,13 +106,17 @@ class OnnxReranker:
             return []
         q = self._short_query(query)
         encodings = self._tokenizer.encode_batch([(q, p) for p in passages], add_special_tokens=True)
-        out = []
-        for e in encodings:
+        session = self._session
+
+        def one(e) -> float:
             ids = np.asarray([e.ids], dtype=np.int64)
-            (logits,) = self._session.run(["logits"], {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                                                       "token_type_ids": np.asarray([e.type_ids], dtype=np.int64)})
-            out.append(float(logits[0, 0]))
-        return out
+            (logits,) = session.run(["logits"], {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                                                 "token_type_ids": np.asarray([e.type_ids], dtype=np.int64)})
+            return float(logits[0, 0])
+
+        if len(encodings) == 1 or self.threads == 1:
+            return [one(e) for e in encodings]
+        return list(self._pool.map(one, encodings))
 
 
 class RemoteReranker:

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 from c1.index.chunking import hard_split
+from c1.retrieval.memo import per_text
 from c1.store.keywords import CJK
 
 CJK_END = rf"(?:[。｡！？]|[!?](?<=[{CJK}][!?]))+[」』”’）)\]\"']*"
@@ -205,6 +206,7 @@ def _signature_blocks(text: str, lines: list[tuple[int, int]], kinds: list[str])
         i = j
 
 
+@per_text
 def split(text: str) -> list[Unit]:
     """The units of ``text`` in order (see the module docstring); blank space belongs to none."""
     units: list[Unit] = []

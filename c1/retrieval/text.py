@@ -19,9 +19,11 @@ keeps:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
+from c1.retrieval.memo import TEXTS, per_text
 from c1.retrieval.terms import STOPWORDS
 from c1.store.keywords import CJK
 from c1.retrieval.sentences import CJK_END, SHORT_CJK, line_spans, ordinal
@@ -103,6 +105,7 @@ def strip_article(text_norm: str) -> str:
 # --- lines and sentences --------------------------------------------------------------------
 
 
+@per_text
 def content_lines(text: str) -> list[tuple[int, int]]:
     """Spans of the lines that are content: not a header block (a ``Label:`` line and its
     continuation lines up to the next blank line), not a separator, not an address or link line."""
@@ -130,6 +133,7 @@ def content_lines(text: str) -> list[tuple[int, int]]:
     return out
 
 
+@per_text
 def units(text: str) -> list[tuple[int, int]]:
     """Sentences of the content of ``text`` as (start, end) spans of ``text``: hard-wrapped lines
     are joined (a line that goes on in lower case, or ends mid-phrase), a table row or a short
@@ -196,6 +200,7 @@ def _cut(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(start, end)]
 
 
+@functools.lru_cache(maxsize=TEXTS)
 def content(text: str) -> str:
     """The content lines of ``text`` joined by newlines (what names are read from)."""
     return "\n".join(text[s:e] for s, e in content_lines(text))
