@@ -157,13 +157,13 @@ def test_reader_processes_are_used_and_pages_are_shown(pdf_folder, c1_home, monk
 
 
 def test_files_are_read_once_each_smallest_first(pdf_folder):
-    from c1.index import indexer
+    from c1.index import loading
     from c1.store.manifest import FileRecord
     from c1.index.walk import scan
 
     sources = scan([str(pdf_folder)], max_bytes=1 << 30).sources
     todo = [(s, FileRecord(s.path, "h", os.stat(s.path).st_size, 0, s.kind), True) for s in sources]
-    loaded = [item for item in indexer.Indexer._load_in_processes(todo, 2) if isinstance(item, indexer._Loaded)]
+    loaded = [item for item in loading.load_in_processes(todo, 2) if isinstance(item, loading.Loaded)]
     assert sorted(item.rec.path for item in loaded) == sorted(s.path for s in sources), "every file once"
     by_size = sorted(todo, key=lambda t: t[1].size)
     assert loaded[0].rec.path in {t[1].path for t in by_size[:3]}, "a small file first"

@@ -35,19 +35,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from c1.config import Settings
 from c1.index.chunking import chunk_spans
-from c1.index.documents import Document, Skip
+from c1.index.documents import Document
 from c1.store.embedders import Embedder, EmbedderError
 from c1.index.headers import ChunkContext, contexts, stored_contexts
+from c1.index.loading import Loaded, Page, load_all
+from c1.index.repair import forget_failed_first_run, out_of_sync, reconcile_vectors, refill_lexical
+from c1.index.report import IndexReport, Progress, ProgressFn
 from c1.store.ids import chunk_id, doc_id_for
 from c1.store.manifest import Chunk, DocRecord, FileRecord, Manifest, ManifestDamaged, chunk_hash
 from c1.index.walk import under
@@ -64,72 +64,6 @@ MAX_KEPT_CONTEXTS = 2_000_000
 GENERATION_EVERY_S = 10.0
 """While embedding, readers are told to reopen the collection (the manifest's generation) at most this
 often: a reader's Chroma client sees new vectors only once reopened, and reopening costs it a moment."""
-LOAD_AHEAD = 8
-"""Files loaded ahead of the embedder (the pages of the one being read stream regardless)."""
-
-
-@dataclass
-class IndexReport:
-    collection: str
-    added: int = 0
-    updated: int = 0
-    deleted: int = 0
-    unchanged: int = 0
-    skipped: list[dict] = field(default_factory=list)
-    unsupported: dict[str, int] = field(default_factory=dict)
-    """Files of unsupported types inside the folders indexed, by extension."""
-    warnings: list[dict] = field(default_factory=list)
-    documents: int = 0
-    chunks: int = 0
-    """Chunks written by this run (the chunks of the files added and updated)."""
-    embedded: int = 0
-    """Chunks embedded by this run (those it wrote, and those an earlier run left without a vector)."""
-    without_vectors: int = 0
-    """Chunks of the collection still without a vector when the run ended (found by keywords only)."""
-    total_chunks: int = 0
-    seconds: float = 0.0
-    lexical_seconds: float = 0.0
-    """From the start of the run until every file was searchable by keywords."""
-    embed_seconds: float = 0.0
-    repaired: bool = False
-
-    @property
-    def chunks_per_second(self) -> float:
-        return self.chunks / self.seconds if self.seconds > 0 else 0.0
-
-    def to_json(self) -> dict:
-        out = asdict(self)
-        out["chunks_per_second"] = round(self.chunks_per_second, 2)
-        out["seconds"] = round(self.seconds, 3)
-        out["embed_seconds"] = round(self.embed_seconds, 3)
-        return out
-
-
-@dataclass
-class Progress:
-    files_total: int = 0
-    files_done: int = 0
-    chunks_done: int = 0
-    """Chunks embedded so far, round by round."""
-    chunks_written: int = 0
-    """Chunks of the files committed so far (searchable by keywords), batch by batch."""
-    chunks_total: int = 0
-    """Chunks to embed in this run (known once every file is read)."""
-    phase: str = "reading"
-    """"reading" (files → keywords) or "embedding" (chunks → vectors)."""
-    current: str = ""
-    page: int = 0
-    """The page of ``current`` being read, of ``pages`` (0: not a paged file, or once it is read)."""
-    pages: int = 0
-    bytes_total: int = 0
-    """Bytes of the files to index, and of those committed (the progress line's ETA is by bytes)."""
-    bytes_done: int = 0
-    file_chunks: int = 0
-    """Chunks of the file being embedded (``current``), and how many are embedded."""
-    file_chunks_done: int = 0
-
-
-ProgressFn = Callable[[Progress], None]
 
 
 def file_hash(path: str) -> str:
@@ -139,23 +73,6 @@ def file_hash(path: str) -> str:
             h.update(block)
     return h.hexdigest()
 
-
-@dataclass
-class _Loaded:
-    rec: FileRecord
-    is_new: bool
-    docs: list[Document] = field(default_factory=list)
-    skip: str | None = None
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Page:
-    """A page of a file being read (its progress is shown before the file is done)."""
-
-    path: str
-    number: int
-    pages: int
 
 
 class Indexer:
@@ -208,7 +125,7 @@ class Indexer:
                 yield store
             except BaseException:
                 if first:
-                    _forget_failed_first_run(cdir, store)
+                    forget_failed_first_run(cdir, store)
                     store = None
                 raise
             finally:
@@ -227,7 +144,7 @@ class Indexer:
         report.warnings.extend({"path": path, "warning": w} for path, w in store.notes)
         store.notes.clear()
         resumed = store.manifest.get_meta("embedding") == "1"  # an earlier run stopped while embedding
-        if rebuild or store.manifest.get_meta("dirty") == "1" or _out_of_sync(store):
+        if rebuild or store.manifest.get_meta("dirty") == "1" or out_of_sync(store):
             self._reconcile(store, rebuild)
             report.repaired = True
         max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
@@ -350,84 +267,14 @@ class Indexer:
         store.lexical.commit()
         store.manifest.remove_files(paths)
 
-    def _load_all(self, todo: list[tuple]) -> Iterator[_Loaded | _Page]:
-        """Load files in a background thread so that parsing overlaps with embedding; the pages of a
-        paged file (PDF) are reported one by one as they are read (progress), then the file itself.
-        At most ``LOAD_AHEAD`` files are loaded ahead of the embedder. Several files of costly kinds (PDFs)
-        are read by reader processes instead, smallest first (:mod:`c1.index.readers`)."""
-        from c1.index import readers
-        from c1.index.loaders import load_with_warnings
-
-        if n := readers.reader_count([src.kind for src, _, _ in todo], self.readers):
-            yield from self._load_in_processes(todo, n)
-            return
-
-        out: queue.Queue = queue.Queue()
-        ahead = threading.Semaphore(LOAD_AHEAD)
-        stop = threading.Event()
-
-        def work():
-            try:
-                for src, rec, is_new in todo:
-                    ahead.acquire()
-                    if stop.is_set():
-                        return
-                    item = _Loaded(rec, is_new)
-
-                    def on_page(number, pages, path=rec.path):
-                        out.put(_Page(path, number, pages))
-
-                    try:
-                        item.docs, item.warnings = load_with_warnings(src, on_page=on_page)
-                    except Skip as exc:
-                        item.skip = str(exc)
-                    except Exception as exc:  # a loader bug must not kill the run
-                        item.skip = f"loader error: {type(exc).__name__}: {exc}"
-                    out.put(item)
-            finally:
-                out.put(None)
-
-        thread = threading.Thread(target=work, daemon=True, name="c1-loader")
-        thread.start()
-        try:
-            while (item := out.get()) is not None:
-                if isinstance(item, _Loaded):
-                    ahead.release()
-                yield item
-        finally:
-            stop.set()
-            ahead.release()  # a loader waiting for room sees ``stop``
-
-    @staticmethod
-    def _load_in_processes(todo: list[tuple], n: int) -> Iterator[_Loaded | _Page]:
-        """``_load_all`` by ``n`` reader processes: files handed out smallest first, each yielded once read
-        (in the order they are ready), the pages of those in hand as they are read."""
-        from c1.index import readers
-
-        order = readers.smallest_first(todo)
-        pool = readers.Pool(n)
-        done: set[str] = set()
-        try:
-            for event in pool.results([src for src, _, _ in order], lambda i: readers.read(order[i][0])):
-                if event[0] == "page":
-                    if event[1] not in done:  # a page event may arrive after its file
-                        yield _Page(*event[1:])
-                    continue
-                _, i, (docs, warnings, skip) = event
-                _src, rec, is_new = order[i]
-                done.add(rec.path)
-                yield _Loaded(rec, is_new, docs, skip, warnings)
-        finally:
-            pool.close()
-
     def _index(self, store: "Store", todo: list[tuple], report: IndexReport) -> None:
         self.state = Progress(files_total=len(todo), bytes_total=sum(rec.size for _, rec, _ in todo))
         self.progress(self.state)
         taken = {d: k for k, d in store.manifest.doc_ids_by_key().items()}
-        batch: list[_Loaded] = []
+        batch: list[Loaded] = []
         size = 0
-        for item in self._load_all(todo):
-            if isinstance(item, _Page):
+        for item in load_all(todo, self.readers):
+            if isinstance(item, Page):
                 self.state.current, self.state.page, self.state.pages = item.path, item.number, item.pages
                 self.progress(self.state)
                 continue
@@ -450,7 +297,7 @@ class Indexer:
         if todo and store.manifest.has_kept_vectors():
             store.manifest.forget_vectors()  # left by a c1 that embedded long files before committing them
 
-    def _flush(self, store: "Store", batch: list[_Loaded], taken: dict[str, str], report: IndexReport) -> None:
+    def _flush(self, store: "Store", batch: list[Loaded], taken: dict[str, str], report: IndexReport) -> None:
         """Phase 1 for a batch of files: their chunks into the lexical index and the manifest, flagged
         without vector; the vectors of their old chunks out of Chroma."""
         docs: list[DocRecord] = []
@@ -570,31 +417,12 @@ class Indexer:
         deleted store, a collection folder deleted by hand; everything with ``rebuild``): Chroma's orphans
         and stale vectors are deleted, every chunk whose vector is missing is flagged for phase 2, the
         lexical index is refilled."""
-        manifest = store.manifest
-        expected = manifest.chunk_hashes()
-        if rebuild or not expected:
-            if rebuild or store.vectors.count():
-                store.vectors.reset()
-            present: dict[str, str | None] = {}
-        else:
-            present = store.vectors.hashes()
-        stale = {i for i, h in expected.items() if i in present and h and present[i] and h != present[i]}
-        store.vectors.delete(sorted((set(present) - set(expected)) | stale))
-        held = {i for i in present if i in expected and i not in stale}
-        flagged = set(manifest.without_vectors())
-        manifest.set_vectors(sorted(set(expected) - held - flagged), False)
-        manifest.set_vectors(sorted(held & flagged), True)  # written to Chroma by a run stopped before unflagging
+        reconcile_vectors(store, rebuild)
         self.state = Progress(files_total=0, current="rebuilding from the manifest")
         self.progress(self.state)
-        store.lexical.clear()
-        for d in manifest.all_docs():
-            doc_chunks = manifest.doc_chunks(d.doc_id)
-            headers = stored_contexts(d, doc_chunks)
-            for c in doc_chunks:
-                store.lexical.add(c.id, c.doc_id, headers[c.id].identity, headers[c.id].lexical_text(c.text))
-        store.lexical.commit()
+        refill_lexical(store)
         # Files caught mid-write are re-indexed from their source.
-        manifest.invalidate(manifest.pending())
+        store.manifest.invalidate(store.manifest.pending())
 
 
 LANGUAGE_SAMPLE = 300
@@ -620,48 +448,6 @@ def language_warning(manifest: Manifest, embedder: str) -> str | None:
             "finds nothing written in another (see docs/embedders.md)")
 
 
-def _out_of_sync(store: "Store") -> bool:
-    """Cheap check at the start of a run: the lexical index holds as many chunks as the manifest, Chroma at
-    least as many as have their vector and at most all of them."""
-    n = store.manifest.counts()["chunks"]
-    if store.lexical_damaged or store.lexical.count() != n:
-        return True
-    return not n - store.manifest.count_without_vectors() <= store.vectors.count() <= n
-
-
-def _forget_failed_first_run(cdir: Path, store: "Store | None") -> None:
-    """A first run that failed before storing any chunk leaves no collection behind (it would be listed by
-    ``c1 status`` as an empty, inconsistent one): its Chroma collection and its folder are removed."""
-    import shutil
-
-    manifest_path = cdir / "manifest.sqlite"
-    if store is not None:
-        try:
-            kept = store.manifest.counts()["chunks"] > 0
-            if not kept:
-                from c1.store.vectors import drop_collection
-
-                drop_collection(store.vectors.client, store.vectors.collection)
-        except Exception:
-            kept = False  # the store is failing (that may be why the run failed): the folder still goes
-        finally:
-            try:
-                store.close()
-            except Exception:
-                pass
-        if kept:
-            return
-    elif manifest_path.exists():
-        try:
-            m = Manifest(manifest_path, readonly=True)
-            try:
-                if m.counts()["chunks"]:
-                    return
-            finally:
-                m.close()
-        except Exception:
-            pass
-    shutil.rmtree(cdir, ignore_errors=True)
 
 
 def chroma_metadata(doc: DocRecord, c: Chunk) -> dict:
