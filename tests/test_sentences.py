@@ -203,3 +203,18 @@ def test_a_remembered_split_hands_each_caller_its_own_list():
     spans = tx.units(body)
     spans.append((0, 1))
     assert tx.units(body) == spans[:-1]
+
+
+def test_a_row_of_figures_is_told_as_the_plain_pattern_tells_it_without_its_backtracking():
+    import random
+    import re
+
+    from c1.retrieval.sentences import _numbers_row
+
+    plain = re.compile(r"^\D{2,}?(?:\.{3,}|\s{2,}|\s)\(?[$€£]?\s?[\d,.]+\)?%?(?:\s+\(?[$€£]?\s?[\d,.]+\)?%?)+\s*$")
+    rnd = random.Random(7)
+    lines = ["Net sales ........ $ 34,229 $ 35,355", "Total impact..... $ (135.3) $ 9.1", "Home Care 1,046 1,074 1,043",
+             "Forfeited....... — (21) (141)", "Signatures ..........", "In 2022 sales were 5 and 6 units."]
+    lines += ["".join(rnd.choice(" \t.,()$€£%abX129") for _ in range(rnd.randint(1, 24))) for _ in range(20000)]
+    assert [_numbers_row(s) for s in lines] == [bool(plain.match(s)) for s in lines]
+    assert _numbers_row(lines[0]) and not _numbers_row(lines[4])

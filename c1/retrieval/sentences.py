@@ -89,8 +89,17 @@ CONTACT_LINE = 80
 _ATTACHED = re.compile(r"<<[^<>]*>>|<<[^<>]*$|^[^<>]*>>")
 """An attachment reference of a mail (``<<name.doc>>``), or the part of one a hard wrap left on a line."""
 _CELLS = re.compile(r"\s\|\s|\t|\|$|^\|")
-_NUMBERS_ROW = re.compile(r"^\D{2,}?(?:\.{3,}|\s{2,}|\s)\(?[$€£]?\s?[\d,.]+\)?%?(?:\s+\(?[$€£]?\s?[\d,.]+\)?%?)+\s*$")
-"""A label followed by two or more figures: a row of a financial table as PDF text gives it."""
+_NUMBERS_ROW = re.compile(r"^\D{2,}?(?:\.{3}|\s)\(?[$€£]?\s?[\d,.]++\)?%?(?:\s++\(?[$€£]?\s?[\d,.]++\)?%?)++\s*$")
+"""A label followed by two or more figures: a row of a financial table as PDF text gives it. The label
+ends in three dots or a space (a longer leader is the label's own), and the figures never give back a
+character (possessive): what follows each can only be a space or the end, so no match is lost, and a
+200-character dot leader is read once, not once for every way of cutting it."""
+_TWO_FIGURES = re.compile(r"[\d,.]\)?%?\s+\(?[$€£]?\s?[\d,.]")
+"""What every such row holds: a figure, space, a figure (a quick test before the whole pattern)."""
+
+
+def _numbers_row(s: str) -> bool:
+    return _TWO_FIGURES.search(s) is not None and _NUMBERS_ROW.match(s) is not None
 SHORT_LINE = 48
 """A line this short without sentence punctuation, followed by a capitalised line, stands alone (a title)."""
 SHORT_CJK = 20
@@ -154,7 +163,7 @@ def line_kind(line: str) -> str:
         return "row"
     if _CELLS.search(line) and (s.count("|") >= 2 or line.count("\t") >= 2):
         return "row"
-    if len(s) <= 200 and _NUMBERS_ROW.match(s):
+    if len(s) <= 200 and _numbers_row(s):
         return "row"
     if _GREETING.match(s) or _SIGNOFF.match(s) or _contact(s):
         return "social"
@@ -172,7 +181,7 @@ def is_row(line: str) -> bool:
     if _CELLS.search(line) and (s.count("|") + line.count("\t") >= 1 and not _END.search(s + " ")
                                 or s.count("|") >= 2 or line.count("\t") >= 2):
         return True
-    return bool(_NUMBERS_ROW.match(s)) and len(s) <= 200
+    return len(s) <= 200 and _numbers_row(s)
 
 
 def _contact(s: str) -> bool:
