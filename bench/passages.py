@@ -292,8 +292,8 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
             for system, ids in (("builtin", [d["id"] for d in docs]), ("hybrid", row["hybrid_docs"])):
                 if system not in systems:
                     continue
-                scored: list[tuple[str, float]] = []  # (text, score) of every pair the scorer read (--misses)
-                use = _traced(scorer, scored) if misses and system == "builtin" else scorer
+                scored: list[tuple[str, float]] = []  # (text, score) of every pair the scorer read
+                use = _traced(scorer, scored)
                 t, cpu = time.perf_counter(), time.process_time()
                 chosen = P.choose(corpus, q["question"], ids, budget, use,
                                   weights=confidence if system == "builtin" else None,
@@ -304,7 +304,7 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
                 top = chosen[ids[0]] if ids else []
                 why = (top[0].why, top[0].sentence) if top else ("", None)
                 got_row = {"system": f"{system}-passages[{kind}]", "q": q["id"], "seconds": seconds, "cpu": cpu,
-                           **measure(q, handed, why, count)}
+                           "pairs": len(scored), **measure(q, handed, why, count)}
                 rows.append(got_row)
                 # what was handed over (``--dump``: two versions compared question by question)
                 got_row["passages"] = {d: [[p.start, p.end, p.page, p.score, p.why] for p in chosen[d]] for d in ids}
@@ -372,6 +372,34 @@ def _in_spans(text: str, sentence: str, spans: list[tuple[int, int]]) -> bool:
     return False
 
 
+PAIRED = ("hit_top", "why", "page", "prec", "pairs", "cpu")
+"""The per-question figures a --dump keeps and --vs compares."""
+
+
+def compare(name: str, rows: list[dict], earlier: Path) -> None:
+    """This run against an earlier --dump of the same corpus: per system, each figure's paired
+    difference (now − then) over the questions both have, with its 95 % bootstrap interval; * where
+    the interval excludes 0."""
+    from c1.eval.stats import excludes_zero, paired_interval
+
+    then: dict[tuple[str, str], dict] = {}
+    for line in earlier.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("corpus") == name:
+            then[(r["system"], r["q"])] = r
+    for system in dict.fromkeys(r["system"] for r in rows if "pairs" in r):
+        both = [(r, then[(system, r["q"])]) for r in rows if r["system"] == system and (system, r["q"]) in then]
+        if not both:
+            continue
+        cells = []
+        for k in PAIRED:
+            pairs = [(float(a[k]), float(b[k])) for a, b in both if a.get(k) is not None and b.get(k) is not None]
+            if pairs:
+                d, lo, hi = paired_interval([a for a, _ in pairs], [b for _, b in pairs])
+                cells.append(f"{k} {d:+.3f} [{lo:+.3f}, {hi:+.3f}]{'*' if excludes_zero(lo, hi) else ''}")
+        print(f"  vs {earlier.name}, {system} ({len(both)} questions): " + "; ".join(cells))
+
+
 def summary(rows: list[dict]) -> dict[str, dict]:
     out = {}
     for system in dict.fromkeys(r["system"] for r in rows):
@@ -383,6 +411,8 @@ def summary(rows: list[dict]) -> dict[str, dict]:
         s["gold_first"] = statistics.fmean(float(r["gold_first"]) for r in mine)
         whys = [r["why"] for r in mine if r["why"] is not None]
         s["why"] = statistics.fmean(float(w) for w in whys) if whys else float("nan")
+        pairs = [r["pairs"] for r in mine if "pairs" in r]
+        s["pairs"] = statistics.fmean(pairs) if pairs else float("nan")
         secs = [r["seconds"] for r in mine if "seconds" in r]
         s["s"] = statistics.median(secs) if secs else float("nan")
         cpus = [r["cpu"] for r in mine if "cpu" in r]
@@ -409,6 +439,8 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="run the searches again (not the cached runs)")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--misses", action="store_true", help="print each question whose gold is not among the top document's passages")
+    ap.add_argument("--vs", type=Path, help="a --dump of an earlier run: each figure's paired difference with its 95 %% "
+                                           "bootstrap interval, question by question")
     ap.add_argument("--dump", type=Path, help="write every question's passages (spans, pages, scores, justifications) here, "
                                              "JSON lines: two versions' files compare with diff")
     args = ap.parse_args()
@@ -430,15 +462,18 @@ def main() -> None:
                         tuple(args.systems.split(",")), options, args.misses)
         for r in rows if dump else []:
             if "passages" in r:
-                dump.write(json.dumps({"corpus": name, "system": r["system"], "q": r["q"], "passages": r["passages"]}) + "\n")
+                dump.write(json.dumps({"corpus": name, **{k: r[k] for k in ("system", "q", *PAIRED, "passages")}}) + "\n")
         table = summary(rows)
         print(f"\n{name}: {table[next(iter(table))]['questions']} questions, --evidence-tokens {args.evidence_tokens}")
         print(f"{'system':<28}{'gold1':>6}{'hit@top':>8}{'|gold1':>7}{'hit':>6}{'page':>6}{'prec':>7}{'recall':>7}"
-              f"{'n':>6}{'n@top':>6}{'tokens':>8}{'why':>6}{'s':>6}{'cpu':>6}")
+              f"{'n':>6}{'n@top':>6}{'tokens':>8}{'why':>6}{'pairs':>6}{'s':>6}{'cpu':>6}")
         for system, s in table.items():
             print(f"{system:<28}{s['gold_first']:>6.3f}{s['hit_top']:>8.3f}{s['hit_if_first']:>7.3f}{s['hit']:>6.3f}"
                   f"{s['page']:>6.3f}{s['prec']:>7.3f}{s['recall']:>7.3f}"
-                  f"{s['n']:>6.1f}{s['n_top']:>6.1f}{s['tokens']:>8.0f}{s['why']:>6.3f}{s['s']:>6.2f}{s['cpu']:>6.2f}")
+                  f"{s['n']:>6.1f}{s['n_top']:>6.1f}{s['tokens']:>8.0f}{s['why']:>6.3f}{s['pairs']:>6.1f}{s['s']:>6.2f}"
+                  f"{s['cpu']:>6.2f}")
+        if args.vs:
+            compare(name, rows, args.vs)
         kinds = [r["miss"] for r in rows if "miss" in r]
         if kinds:
             print(f"misses of the built-in policy's top document: {len(kinds)}; the gold read by the scorer but "

@@ -64,3 +64,9 @@ def emit_json(obj) -> None:
 
 def stderr_is_tty() -> bool:
     return sys.stderr.isatty()
+
+
+def passage_score(score: float) -> str:
+    """A passage's score as a person reads it: two decimals, and "<0.01" for a listed passage whose score
+    rounds to 0.00 (it was kept: the scorer was unsure of everything, and it is the best there is)."""
+    return f"{score:.2f}" if score >= 0.005 else "<0.01"

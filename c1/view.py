@@ -24,6 +24,7 @@ from rich.text import Text
 
 from c1.agent import events as ev
 from c1.agent.tools import PRUNE, SEARCH
+from c1.console import passage_score
 
 BAR = 24
 SHOW = 6
@@ -128,7 +129,7 @@ class LiveView:
             for p in d.get("passages") or []:
                 page = f"p.{p['page']} " if p.get("page") is not None else ""
                 grid.add_row(Text("  ✓", style="green"), Text(clip(d.get("title") or d["id"], 60)),
-                             Text.assemble((page, "cyan"), (f"{p['score']:.2f} ", "green"), (p.get("chunk", ""), "dim")))
+                             Text.assemble((page, "cyan"), (passage_score(p["score"]) + " ", "green"), (p.get("chunk", ""), "dim")))
         shown = sum(len(d.get("passages") or []) for d in documents)
         self.console.print(Text(f"kept {shown} passage{'s' if shown != 1 else ''} of "
                                 f"{sum(1 for d in documents if d.get('passages'))} documents", style="bold"))

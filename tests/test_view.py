@@ -176,6 +176,16 @@ def test_the_kept_passages_are_marked_and_fit_80_columns():
     assert "p.11 0.93 doc0abc_9" in marked[0] and "p.113 0.61 doc0abc_80" in marked[1]
 
 
+def test_a_kept_passage_that_rounds_to_nothing_is_not_shown_as_zero():
+    console = Console(record=True, width=80, force_terminal=False, color_system=None)
+    docs = [{"id": "d", "title": "Merger Agreement", "passages": [
+        {"text": "x", "span": [0, 1], "page": None, "score": 0.0041, "chunk": "d_3"},
+        {"text": "y", "span": [4, 6], "page": None, "score": 0.02, "chunk": "d_7"}]}]
+    LiveView(console).kept(docs)
+    text = console.export_text()
+    assert "<0.01 d_3" in text and "0.02 d_7" in text and "0.00" not in text
+
+
 def test_a_call_repeated_in_a_run_is_numbered():
     """The built-in policy pages the question's own search (the same call, its unseen chunks): the view
     numbered nothing, so six identical lines read as a loop. The second and later are marked #2, #3."""

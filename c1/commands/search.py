@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from c1.config import Settings, query_problem
-from c1.console import emit_json, err, note, printable, stderr_is_tty, warn
+from c1.console import emit_json, err, note, passage_score, printable, stderr_is_tty, warn
 from c1.errors import C1Error
 from c1.said import first_time
 
@@ -186,7 +186,7 @@ def plain_result(documents: list[dict], question: str):
                 text = Text(printable(shown))
                 for a, b in marks:
                     text.stylize("bold yellow", a, b)
-                inner.add_row(f"p.{p['page']}" if p.get("page") is not None else "", f"{p['score']:.2f}", text)
+                inner.add_row(f"p.{p['page']}" if p.get("page") is not None else "", passage_score(p["score"]), text)
             grid.add_row(Text(""), inner)
         rows.append(grid)
     return Group(*rows)
