@@ -14,9 +14,8 @@ import pytest
 from c1.agent import events as ev
 from c1.agent.context import ToolCall
 from c1.agent.policies import choose_policy
-from c1.agent.policies.llm import (
-    ChatClient, LLMPolicy, extract_tool_calls, normalize_base_url, parse_reply, parse_tool_names,
-)
+from c1.agent.policies.llm import ChatClient, LLMPolicy, normalize_base_url, parse_tool_names
+from c1.agent.policies.llm_reply import extract_tool_calls, parse_reply
 from c1.agent.policy import ModelServerError, PolicyError
 from c1.agent.tools import ToolConfig
 from c1.config import Settings

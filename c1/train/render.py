@@ -200,7 +200,7 @@ class ChatTemplateRenderer:
         return [self.sample(messages, tools, reply)]
 
     def parse(self, ids: list[int], known: dict[str, str]) -> Reply:
-        from c1.agent.policies.llm import parse_reply
+        from c1.agent.policies.llm_reply import parse_reply
 
         body = [t for t in ids if t not in self.stop_ids]
         text = self.tok.decode(body, skip_special_tokens=False)
