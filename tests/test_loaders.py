@@ -561,6 +561,18 @@ def test_markdown_and_text_titles(tmp_path):
     assert "whitespace" in skip_reason(tmp_path / "d.txt", "text")
 
 
+def test_a_letter_spaced_first_line_is_no_title(tmp_path):
+    spaced = tmp_path / "Acme Globex NDA [signed].txt"
+    spaced.write_text("N o n- d i s c l o s u re A g re e m e n t\n\nThis Agreement is made between Acme and Globex.\n")
+    assert load_one(spaced, "text").title == "Acme Globex NDA [signed].txt"
+    plain = tmp_path / "b.txt"
+    plain.write_text("A Tale of Two Cities\n\nIt was the best of times.\n")
+    assert load_one(plain, "text").title == "A Tale of Two Cities"
+    from c1.index.loaders.titles import is_junk
+
+    assert is_junk("M U T U A L  N O N D I S C L O S U R E") and not is_junk("Q1 and Q2 of FY 2024 in the US")
+
+
 def test_html_to_text(tmp_path):
     html = """<!DOCTYPE html><html><head><meta charset="windows-1252">
     <title>Caf\xe9 &amp; Co</title><style>body { color: red }</style>

@@ -84,9 +84,18 @@ def _says_nothing(text: str) -> bool:
         or lowered in _PLACEHOLDERS
         or lowered in _BOILERPLATE
         or garbled(text)
+        or letter_spaced(text)
         or bool(_PATH.search(text))
         or sum(ch.isalpha() for ch in text) < len(text.replace(" ", "")) / 2
     )
+
+
+def letter_spaced(text: str) -> bool:
+    """A line set with a space between its letters ("N o n- d i s c l o s u re A g re e m e n t", as a
+    PDF's spaced capitals come out as text): most of its words are one or two characters long. Such a
+    line matches no word a person types, so it is no title."""
+    words = [w.strip("-.,:;") for w in text.split()]
+    return len(words) >= 6 and sum(len(w) <= 2 for w in words) >= 0.75 * len(words)
 
 
 def garbled(text: str) -> bool:
