@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the shell completions and the man page from the c1 command tree (c1/docs_gen.py).
+"""Generate the shell completions and the man page from the c1 command tree (c1/manual/).
 
     python scripts/gen_docs.py              # rewrite completions/ and man/c1.1 in the repository
     python scripts/gen_docs.py --out DIR    # write them under DIR instead
@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from c1.cli import app  # noqa: E402
-from c1.docs_gen import main  # noqa: E402
+from c1.manual.generate import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main(app))

@@ -194,7 +194,7 @@ def test_completions_offer_the_embedder_names(tmp_path):
     import subprocess
 
     from c1.cli import app
-    from c1.docs_gen import completion_script
+    from c1.manual.generate import completion_script
     from c1.store.embedders import ALIASES, BUILTIN
 
     repo = Path(__file__).parents[1]

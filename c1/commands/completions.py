@@ -1,4 +1,4 @@
-"""``c1 completions SHELL``: print the shell completion script made from the command tree (c1/docs_gen.py)."""
+"""``c1 completions SHELL``: print the shell completion script made from the command tree (c1/manual/generate.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from c1.errors import C1Error
 
 
 def run_completions(app, shell: str) -> int:
-    from c1.docs_gen import SHELLS, completion_script
+    from c1.manual.generate import SHELLS, completion_script
 
     if shell not in SHELLS:
         raise C1Error(f"no completion for {shell!r}: bash, zsh or fish")

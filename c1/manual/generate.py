@@ -18,7 +18,7 @@ shell itself. Output is deterministic: no dates, no versions, stable ordering.
 package installs them, with the man page, under its prefix's ``share/`` (pyproject.toml).
 
 This module writes the completions and drives the rest: the command tree is read by
-c1/docs_gen_tree.py, the man page written by c1/docs_gen_man.py.
+c1/manual/tree.py, the man page written by c1/manual/man_page.py.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ import re
 import sys
 from pathlib import Path
 
-from c1.docs_gen_man import man
-from c1.docs_gen_tree import HEADER, PROG, Cmd, Opt, command_tree
+from c1.manual.man_page import man
+from c1.manual.tree import HEADER, PROG, Cmd, Opt, command_tree
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 # --- bash -------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The c1 command tree, reduced to what the generated files need (c1/docs_gen.py, c1/docs_gen_man.py): every
+"""The c1 command tree, reduced to what the generated files need (c1/manual/generate.py, c1/manual/man_page.py): every
 command's options, arguments and help, read from the Typer app it is handed, in ASCII.
 
 Apart from the app, it reads only c1.config and the built-in embedders' names (for the values of options)."""

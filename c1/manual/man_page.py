@@ -1,4 +1,4 @@
-"""The man page, ``man/c1.1``, from the c1 command tree (c1/docs_gen_tree.py): one builder per section,
+"""The man page, ``man/c1.1``, from the c1 command tree (c1/manual/tree.py): one builder per section,
 each a list of roff lines. Deterministic, like the completions: no date, no version."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from c1.docs_gen_tree import HEADER, PROG, Cmd, flattened, one_line
+from c1.manual.tree import HEADER, PROG, Cmd, flattened, one_line
 
 
 def _roff(text: str) -> str:
