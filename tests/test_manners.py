@@ -267,7 +267,7 @@ def _panel_texts(text: str, columns: int) -> list[str]:
 def test_the_live_view_panels_cut_nothing_that_matters_at_80_columns(parallel):
     from rich.console import Console
 
-    from c1.view import LiveView
+    from c1.terminal.live_view import LiveView
 
     console = Console(record=True, width=80, force_terminal=False, color_system=None, file=io.StringIO())
     view = LiveView(console, parallel=parallel)

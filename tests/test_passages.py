@@ -12,7 +12,7 @@ from rich.console import Console
 from c1.retrieval.passages import choose, excerpt
 from c1.commands.search import plain_result, render_text
 from conftest import shared_data_dir
-from c1.view import LiveView
+from c1.terminal.live_view import LiveView
 
 NDAS = ("NDA_-_GWI_-_Technohubs_version_V1.txt", "UALR-Standard-Non-disclosure-AgreementTemplate.txt",
         "ingram-non-disclosure.txt")

@@ -5,7 +5,7 @@ import re
 from rich.console import Console
 
 from c1.agent import events as ev
-from c1.view import LiveView, budget_bar
+from c1.terminal.live_view import LiveView, budget_bar
 
 
 def _render(events, parallel=1):

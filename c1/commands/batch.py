@@ -23,7 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from c1.config import Settings, query_problem
-from c1.console import emit_json, err, note, warn
+from c1.terminal.console import emit_json, err, note, warn
 from c1.errors import C1Error
 
 IN_FLIGHT_PER_JOB = 4

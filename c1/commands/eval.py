@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from c1.config import Settings
-from c1.console import emit_json, err, escape, out, stderr_is_tty
+from c1.terminal.console import emit_json, err, escape, out, stderr_is_tty
 from c1.errors import C1Error
 from c1.eval.settings import EvalFlags
 

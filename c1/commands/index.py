@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from c1.commands.index_view import progress, skipped, summary
 from c1.config import DEBOUNCE, Settings
-from c1.console import emit_json, stderr_is_tty
+from c1.terminal.console import emit_json, stderr_is_tty
 from c1.errors import C1Error
 
 

@@ -7,7 +7,7 @@ import os
 import time
 from contextlib import contextmanager
 
-from c1.console import err, escape, printable, warn
+from c1.terminal.console import err, escape, printable, warn
 
 
 def summary(report) -> None:

@@ -21,7 +21,7 @@ def one_line_usage_errors() -> None:
         import click
 
     def show(self, file=None) -> None:
-        from c1.console import error
+        from c1.terminal.console import error
 
         message = " ".join(self.format_message().split()).rstrip(".")
         if message[:1].isupper() and message[1:2].islower():
@@ -34,7 +34,7 @@ def one_line_usage_errors() -> None:
 def settings(**flags):
     """Settings from every layer; a bad config file, variable or flag is a one-line error."""
     from c1.config import load_settings
-    from c1.console import error
+    from c1.terminal.console import error
     from c1.errors import C1Error
 
     try:
@@ -72,7 +72,7 @@ def _config_keys() -> set[str]:
 
 def run(fn, *args, **kwargs) -> None:
     """Call a command body; turn user errors into one line and an exit code, never a traceback."""
-    from c1.console import error
+    from c1.terminal.console import error
     from c1.errors import C1Error
 
     try:
@@ -81,7 +81,7 @@ def run(fn, *args, **kwargs) -> None:
         error(str(exc))
         raise typer.Exit(exc.code) from None
     except KeyboardInterrupt as exc:
-        from c1.console import err, escape
+        from c1.terminal.console import err, escape
 
         # the user's own Ctrl-C is no error; a command may say what it kept (c1 index)
         err().print(f"c1: {escape(str(exc) or 'interrupted')}", highlight=False, soft_wrap=True)

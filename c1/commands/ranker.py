@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from c1.config import Settings
-from c1.console import emit_json, err, stderr_is_tty
+from c1.terminal.console import emit_json, err, stderr_is_tty
 from c1.errors import C1Error
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 
 from c1.config import Settings
-from c1.console import emit_json, err, escape
+from c1.terminal.console import emit_json, err, escape
 from c1.errors import C1Error
 
 

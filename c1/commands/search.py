@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from c1.config import Settings, query_problem
-from c1.console import emit_json, err, note, passage_score, printable, stderr_is_tty, warn
+from c1.terminal.console import emit_json, err, note, passage_score, printable, stderr_is_tty, warn
 from c1.errors import C1Error
-from c1.said import first_time
+from c1.terminal.said_once import first_time
 
 
 def run_search_command(settings: Settings, query: str | None, *, json_out: bool, jsonl: bool, quiet: bool,
@@ -74,7 +74,7 @@ class _Shown:
         self.consumers = []
         self.said = False
         if not quiet and stderr_is_tty():
-            from c1.view import LiveView
+            from c1.terminal.live_view import LiveView
 
             self.consumers.append(LiveView(err(), settings.parallel, settings.soft_threshold, settings.hard_cutoff))
         if jsonl:
@@ -87,7 +87,7 @@ class _Shown:
         if policy_warning:  # the user named a model server that cannot be used: said even with --quiet
             warn(policy_warning)
         elif not self.quiet and not self.jsonl and (first_time(self.home, "policy", policy_note) or self.json_out):
-            note(f"c1: {policy_note}")  # once per home (c1/said.py), every time with --json
+            note(f"c1: {policy_note}")  # once per home (c1/terminal/said_once.py), every time with --json
         for line in warnings:
             warn(line)
 

@@ -65,7 +65,7 @@ class ServeFlags:
 
 
 def run_serve(settings: Settings, flags: ServeFlags, *, json_out: bool) -> int:
-    from c1.console import emit_json, err, escape
+    from c1.terminal.console import emit_json, err, escape
 
     if flags.api_only:
         from c1.api import serve_api
@@ -119,7 +119,7 @@ def run_serve(settings: Settings, flags: ServeFlags, *, json_out: bool) -> int:
 
 def _conversion_progress():
     """A progress callback for the one-off MXFP4 conversion (bytes done / total)."""
-    from c1.console import err, escape
+    from c1.terminal.console import err, escape
 
     state = {"pct": -10.0}
 

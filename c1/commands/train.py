@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from c1.config import Settings
-from c1.console import emit_json, err, note, stderr_is_tty
+from c1.terminal.console import emit_json, err, note, stderr_is_tty
 from c1.errors import C1Error
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ import threading
 from datetime import datetime
 
 from c1.config import Settings
-from c1.console import emit_json, err, escape, note, stderr_is_tty, warn
+from c1.terminal.console import emit_json, err, escape, note, stderr_is_tty, warn
 from c1.errors import C1Error
 
 SHOWN_PER_BATCH = 20

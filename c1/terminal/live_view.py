@@ -24,7 +24,7 @@ from rich.text import Text
 
 from c1.agent import events as ev
 from c1.agent.tools import PRUNE, SEARCH
-from c1.console import passage_score
+from c1.terminal.console import passage_score
 
 BAR = 24
 SHOW = 6
