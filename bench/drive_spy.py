@@ -33,7 +33,7 @@ PARTS = [
     ("keyword search (tantivy, stems)", ("c1/store/lexical.py", "c1/store/keywords.py")),
     ("dense search (vector snapshot, Chroma)", ("c1/store/flat.py", "c1/store/vectors.py", "chromadb/")),
     ("opening the collection", ("c1/retrieval/corpus.py:", "c1/store/collection.py")),
-    ("agent loop, tools, context counting", ("c1/agent/", "c1/harmony.py")),
+    ("agent loop, tools, context counting", ("c1/agent/", "c1/model/harmony.py")),
     ("CLI, resident process, output", ("c1/",)),
 ]
 IDLE = ("_worker (concurrent/futures/thread.py", "wait (threading.py", "select (selectors.py", "accept (socket.py",

@@ -32,7 +32,7 @@ def harmony_count(messages: list[dict], tools: list[dict]) -> int:
     """The prompt as vLLM renders it for gpt-oss (today's date, default reasoning effort)."""
     import datetime
 
-    from c1.harmony import convert, count_message
+    from c1.model.harmony import convert, count_message
     from c1.tokens import harmony
 
     h, enc = harmony()
@@ -178,7 +178,7 @@ def test_a_model_that_calls_many_tools_stays_under_the_budget(corpus):
     model's answer and ends the run (stop reason ``unparsed_answer``: the loop ranks what the run saw)
     instead of the context growing past the budget. (The loop itself stops with ``budget`` only when
     no reply fits at all, or when a server ignores max_tokens.)"""
-    from c1.harmony import convert, count_message
+    from c1.model.harmony import convert, count_message
 
     many = [("grep_corpus", {"pattern": p}) for p in ("drum", "band", "album", "club", "river", "song")]
 

@@ -244,7 +244,7 @@ class ScriptedHarmony:
     """A generator that 'samples' given assistant turns, rendered as harmony completions."""
 
     def __init__(self, replies: list[dict]):
-        from c1.harmony import completion_ids
+        from c1.model.harmony import completion_ids
 
         self.completions = [completion_ids(r) for r in replies]
 
@@ -537,7 +537,7 @@ def test_a_sampled_turn_cut_before_its_stop_token_is_truncated(hotpot):
     """The RL sampler's turn that hits max_new_tokens (no <|call|> / <|return|> at its end) is a
     budget stop of the loop (``truncated``), never the answer."""
     pytest.importorskip("openai_harmony")
-    from c1.harmony import completion_ids
+    from c1.model.harmony import completion_ids
     from c1.agent.tools import ToolConfig
     from c1.train.collect import run_task
     from c1.train.policy import TokenPolicy

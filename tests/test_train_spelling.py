@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("openai_harmony")
 
-from c1 import harmony  # noqa: E402
+from c1.model import harmony  # noqa: E402
 from c1.tokens import harmony as load_harmony  # noqa: E402
 
 H, ENC = load_harmony()

@@ -255,7 +255,7 @@ def check_hot_load(gen, adapter: Path, prompt: list[int], stops: list[int]):
 # --- one CISPO step ---------------------------------------------------------------------------------
 def check_cispo(gen, model, renderer, home: Path, work: Path):
     from c1.config import Settings
-    from c1.harmony import completion_ids
+    from c1.model.harmony import completion_ids
     from c1.retrieval.corpus import Corpus
     from c1.train.policy import Sample, TokenPolicy
     from c1.train.rl import RLTrainer

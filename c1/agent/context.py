@@ -6,7 +6,7 @@ to the model once that chunk is pruned, while the full trajectory keeps it.
 ``used()`` is what the next request costs the model, in one unit: o200k_harmony tokens of the
 request as harmony renders it (system and developer messages with the tool schemas, every
 message, reasoning and tool call sent back, the ``<|start|>assistant`` that ends the prompt;
-:mod:`c1.harmony`). A server that reports its own ``prompt_tokens`` corrects an *offset*: the
+:mod:`c1.model.harmony`). A server that reports its own ``prompt_tokens`` corrects an *offset*: the
 difference between its count and ours for the same request (a chat template with another
 preamble, another tokenizer) is added to every later count, never multiplied into it.
 
@@ -159,7 +159,7 @@ class Context:
         return total
 
     def _preamble_tokens(self, instructions: str | None) -> int:
-        from c1 import harmony
+        from c1.model import harmony
 
         key = (instructions, len(self.tools))
         if self._preamble is None or self._preamble[0] != key:
@@ -168,7 +168,7 @@ class Context:
         return self._preamble[1]
 
     def _message_tokens(self, i: int, m: Message, names: dict[str, str]) -> int:
-        from c1 import harmony
+        from c1.model import harmony
 
         key = self._key(m)
         hit = self._counts.get(i)
@@ -184,7 +184,7 @@ class Context:
 
     def message_tokens(self, message: Message) -> int:
         """What adding ``message`` would cost."""
-        from c1 import harmony
+        from c1.model import harmony
 
         return harmony.count_message(message.to_openai(self.pruned), message.name or "")
 

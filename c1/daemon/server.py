@@ -34,7 +34,7 @@ DRAIN_S = 60.0
 WARM_IMPORTS = (
     *LOAD_IMPORTS, "tantivy", "chromadb",
     "c1.config", "c1.index.indexer", "c1.retrieval.corpus", "c1.agent.search", "c1.agent.policies",
-    "c1.agent.policies.builtin", "c1.retrieval.passages", "c1.harmony", "c1.service", "c1.store.status",
+    "c1.agent.policies.builtin", "c1.retrieval.passages", "c1.model.harmony", "c1.service", "c1.store.status",
 )
 """What the warm-up thread imports before any request may import anything. Two threads importing
 numpy (or chromadb, which imports it) at once can leave one with ``ImportError: ... partially

@@ -7,6 +7,8 @@
 - :mod:`.launcher`: run it: :mod:`.process` supervises the child and its signals, :mod:`.ready` waits
   until it serves the model.
 - :mod:`.errors`: what stops it, one class per cause.
+- :mod:`.harmony`: what the model is sent: chat messages as gpt-oss's harmony messages and tokens, as vLLM
+  renders them (the agent's token count, SFT's samples and RL's prompts read it).
 
 Nothing is imported here on purpose: ``import c1.model.launcher`` stays cheap (standard library
 only), and numpy is loaded only by the quantizer.

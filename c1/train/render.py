@@ -5,7 +5,7 @@ turns them into tokens. Training must see the same tokens, so this module render
 messages the same way:
 
 - gpt-oss (**harmony**, :class:`HarmonyRenderer`), following vLLM's chat-completions path
-  (:mod:`c1.harmony`, shared with the context's token count: history in the spelling vLLM
+  (:mod:`c1.model.harmony`, shared with the context's token count: history in the spelling vLLM
   re-renders it in, completions in the spelling gpt-oss generates, one call per completion), with the official ``openai-harmony`` package and the
   vocabulary c1 ships (:mod:`c1.tokens`). vLLM dates the system message with today's date unless
   ``VLLM_SYSTEM_START_DATE`` is set: pin the same date in both places (``start_date``) for
@@ -27,7 +27,7 @@ import datetime as _dt
 import json
 from typing import Protocol
 
-from c1 import harmony
+from c1.model import harmony
 from c1.agent.policy import Reply
 
 
@@ -69,11 +69,11 @@ class HarmonyRenderer:
     # the renderer interface -------------------------------------------------------------------
     def prompt_ids(self, messages: list[dict], tools: list[dict]) -> list[int]:
         """History with several calls in one message rendered one call per generation
-        (:func:`c1.harmony.split_calls`), as the model would have made them."""
+        (:func:`c1.model.harmony.split_calls`), as the model would have made them."""
         return harmony.prompt_ids(harmony.split_calls(messages), tools, self.reasoning_effort, self.start_date)
 
     def completion_ids(self, reply: dict) -> list[int]:
-        """One generation: at most one tool call (:func:`c1.harmony.completion_ids`)."""
+        """One generation: at most one tool call (:func:`c1.model.harmony.completion_ids`)."""
         if len(reply.get("tool_calls") or []) > 1:
             raise ValueError("a gpt-oss generation carries one tool call: render the turn with samples()")
         return harmony.completion_ids(reply)

@@ -5,7 +5,7 @@ what the model was sent at that turn (pruned chunks hidden, as :func:`c1.train.c
 rebuilds it), rendered as serving renders it (:mod:`c1.train.render`); the completion is the
 assistant turn as the model would generate it, stop token included. A gpt-oss generation ends at
 its first ``<|call|>`` (a stop token in vLLM and in the RL sampler), so a teacher turn with N calls
-is N samples, call k prompted with the calls before it and their results (:mod:`c1.harmony`);
+is N samples, call k prompted with the calls before it and their results (:mod:`c1.model.harmony`);
 a chat-template model generates all of a turn's calls at once, one sample. Labels are ``-100`` on the
 prompt: the loss is on assistant tokens only. (One sample per turn rather than one per
 conversation, because pruning rewrites earlier messages: the context of turn 5 is not a prefix
