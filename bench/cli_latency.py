@@ -45,7 +45,7 @@ import chromadb
 t1 = time.perf_counter()
 import numpy, onnxruntime, tokenizers, tantivy
 from c1.retrieval.corpus import Corpus
-from c1.service import search_here
+from c1.service.search_service import search_here
 t2 = time.perf_counter()
 from c1.config import load_settings
 from c1.store.embedders import make_embedder
@@ -79,7 +79,7 @@ def peak_mb(pid: int) -> int | None:
 
 def in_process(home: Path, qs: list[str]) -> list[float]:
     from c1.retrieval.corpus import Corpus
-    from c1.service import search_here
+    from c1.service.search_service import search_here
     from c1.config import load_settings
 
     settings = load_settings().with_flags(home=str(home))

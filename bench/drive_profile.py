@@ -4,8 +4,8 @@
 - py-spy samples (bench/drive_spy.py) of that whole process and of the resident process over warm
   searches, in parts; without py-spy, cProfile (main thread only) of the whole process instead;
 - warm searches in one process that opened the collection once and ran a first search, as the resident
-  process does (:class:`c1.service.Corpora`, :func:`c1.service.search_here`): each question's seconds by
-  default, with ``rerank=off`` (the cross-encoder's share) and ``evidence_tokens=0`` (the passages');
+  process does (:class:`c1.service.search_service.Corpora`, :func:`c1.service.search_service.search_here`):
+  each question's seconds by default, with ``rerank=off`` (the cross-encoder's share) and ``evidence_tokens=0`` (the passages');
 - the chunks' length in o200k tokens per kind of file (the annual reports' long chunks).
 """
 
@@ -76,7 +76,7 @@ def warm_main() -> None:
     from dataclasses import replace
 
     from c1.config import load_settings
-    from c1.service import Corpora, load_models, search_here
+    from c1.service.search_service import Corpora, load_models, search_here
 
     home, questions = sys.argv[1], json.loads(sys.argv[2])
     base = load_settings().with_flags(home=home)

@@ -71,7 +71,7 @@ def main() -> int:
         loader._parse = chosen
 
     from c1.retrieval.corpus import Corpus
-    from c1.service import search_here
+    from c1.service.search_service import search_here
     from c1.config import load_settings
 
     settings = load_settings().with_flags(home=str(home), max_docs=10)

@@ -212,7 +212,7 @@ def measure(q: dict, handed: list[dict], justification: tuple[str, tuple[int, in
 def runs(name: str, settings, corpus, qs: list[dict], fresh: bool) -> dict[str, dict]:
     """The built-in policy's result and one hybrid search's chunks per question (cached)."""
     from c1.retrieval.evidence import document_order
-    from c1.service import search_here
+    from c1.service.search_service import search_here
 
     cache = OUT / f"passages_runs_{name}.jsonl"
     got: dict[str, dict] = {}

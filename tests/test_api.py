@@ -13,8 +13,8 @@ import pytest
 
 from c1.config import Settings
 from c1.errors import C1Error
-from c1.api import check_bind, is_loopback, make_server
-from c1.service import ApiError, validate_request
+from c1.service.http_api import check_bind, is_loopback, make_server
+from c1.service.search_service import ApiError, validate_request
 from llm_server import HotpotIndex, hotpot_index  # noqa: F401  (fixture)
 
 
@@ -258,7 +258,7 @@ def test_serve_api_runs_until_sigterm(hotpot_index: HotpotIndex):
     from llm_server import free_port
 
     port = free_port()
-    code = ("import sys; from pathlib import Path; from c1.config import Settings; from c1.api import serve_api; "
+    code = ("import sys; from pathlib import Path; from c1.config import Settings; from c1.service.http_api import serve_api; "
             f"sys.exit(serve_api(Settings(home=Path({str(hotpot_index.home)!r}), policy='builtin'), port={port}))")
     proc = subprocess.Popen([sys.executable, "-c", code], env=hotpot_index.env, stderr=subprocess.PIPE, text=True)
     try:
@@ -277,7 +277,7 @@ def test_serve_api_runs_until_sigterm(hotpot_index: HotpotIndex):
 
 
 def test_serve_api_refuses_a_public_bind_without_token(hotpot_index: HotpotIndex):
-    from c1.api import serve_api
+    from c1.service.http_api import serve_api
 
     with pytest.raises(C1Error, match="refusing to serve the search API on 0.0.0.0 without a token"):
         serve_api(Settings(home=hotpot_index.home), host="0.0.0.0", port=0)
@@ -290,7 +290,7 @@ def test_the_cached_policy_choice_is_the_one_for_the_requests_budget(tmp_path):
 
     from c1.agent.policies.builtin import PRUNE_BELOW, SMALL_BUDGET
     from c1.config import Settings
-    from c1.service import SearchService
+    from c1.service.search_service import SearchService
 
     settings = Settings(home=tmp_path, policy="builtin")
     service = SearchService(settings, max_concurrency=1)

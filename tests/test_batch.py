@@ -24,7 +24,7 @@ def questions() -> list[str]:
 
 def one_search(home, question: str, **flags) -> dict:
     """What `c1 search QUESTION --json` gives, computed in this process."""
-    from c1.service import search_here
+    from c1.service.search_service import search_here
     from c1.config import Settings
 
     settings = Settings(home=home.home, **flags)

@@ -279,7 +279,7 @@ def test_the_cli_and_the_api_share_their_limits(c1_home, invoke_c1):
     """`--parallel` went to 32 on the command line and 16 in the API; the API refused questions over 4,000
     characters, the command line searched 4,900."""
     from c1.config import MAX_QUERY_CHARS, bounds
-    from c1.service import ApiError, validate_request
+    from c1.service.search_service import ApiError, validate_request
 
     for name in ("parallel", "max_docs", "budget", "max_turns"):
         low, high = bounds(name)

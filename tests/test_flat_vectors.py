@@ -109,7 +109,7 @@ def test_no_snapshot_above_the_size_limit(indexed, monkeypatch):
 def test_a_fresh_process_searches_the_snapshot_without_importing_chromadb(indexed):
     settings, _ = indexed
     code = ("import json, sys; from pathlib import Path; from c1.config import Settings; "
-            "from c1.service import search_here; "
+            "from c1.service.search_service import search_here; "
             "r = search_here(Settings(home=Path(sys.argv[1])), sys.argv[2], lambda *a: None); "
             "print(json.dumps([[d['id'] for d in r.documents], 'chromadb' in sys.modules]))")
 

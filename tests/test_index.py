@@ -680,7 +680,7 @@ def test_eval_collections_are_kept_apart_from_the_users(run_c1, c1_home, tmp_pat
     `c1 status`, /health and MCP."""
     from c1.config import load_settings
     from c1.eval.collection import collection_name
-    from c1.service import SearchService
+    from c1.service.search_service import SearchService
 
     notes = tmp_path / "notes"
     notes.mkdir()

@@ -283,7 +283,7 @@ def test_read_document_ranks_against_the_query_in_call_order(corpus):
 
 # --- the search API: slots are agent runs; a cancelled search stops all of its runs ----------------
 def _api(home, base_url: str, max_concurrency: int, timeout_s: float):
-    from c1.api import make_server
+    from c1.service.http_api import make_server
 
     settings = Settings(home=home, policy="llm", base_urls=(base_url,), max_turns=50)
     srv = make_server(settings, port=0, max_concurrency=max_concurrency, timeout_s=timeout_s)

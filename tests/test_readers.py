@@ -44,7 +44,7 @@ def test_a_long_lived_reader_sees_a_reindex(c1_home, run_c1, notes):
     """The search service (shared by `c1 serve` and `c1 mcp`) keeps each collection open; a re-index by
     another process must reach grep's text, dense search (Chroma caches vectors per client) and lookups."""
     from c1.config import load_settings
-    from c1.service import SearchService
+    from c1.service.search_service import SearchService
 
     assert run_c1("index", notes, "--quiet").rc == 0
     service = SearchService(load_settings(), max_concurrency=1)

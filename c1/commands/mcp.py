@@ -9,7 +9,7 @@ Two tools:
 
 The SDK diverts file descriptor 1 to stderr while it serves, so nothing but protocol messages
 reaches stdout (stray prints and library logs go to stderr). Searches run in worker threads
-through the same :class:`~c1.service.SearchService` as the HTTP API: each collection's corpus
+through the same :class:`~c1.service.search_service.SearchService` as the HTTP API: each collection's corpus
 is opened once, policies are chosen the same way, and a slot limit bounds concurrent searches.
 """
 
@@ -31,7 +31,7 @@ INSTRUCTIONS = (
 
 def build_server(settings: Settings, max_concurrency: int = 2, timeout_s: float = 600.0):
     """(the :class:`mcp.server.mcpserver.MCPServer` with the ``search`` and ``status`` tools, its
-    :class:`~c1.service.SearchService`: close it when done)."""
+    :class:`~c1.service.search_service.SearchService`: close it when done)."""
     try:
         import anyio
         from mcp.server.mcpserver import MCPServer
@@ -39,7 +39,7 @@ def build_server(settings: Settings, max_concurrency: int = 2, timeout_s: float 
     except ImportError:
         raise C1Error("`c1 mcp` needs the MCP SDK: pip install 'c1[mcp]' (mcp>=2.3)") from None
     from c1 import __version__
-    from c1.service import ApiError, SearchService, validate_request
+    from c1.service.search_service import ApiError, SearchService, validate_request
 
     service = SearchService(settings, max_concurrency=max_concurrency, timeout_s=timeout_s)
     server = MCPServer("c1", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")

@@ -41,7 +41,7 @@ def run_search_command(settings: Settings, query: str | None, *, json_out: bool,
         result = search_via_daemon(settings, query, show.opened, show.event if show.consumers else None,
                                    trajectories=save_trajectory is not None)
     if result is None:
-        from c1.service import search_here
+        from c1.service.search_service import search_here
 
         result = search_here(settings, query, show.opened, show.event if show.consumers else None)
     show.kept(result.documents)

@@ -13,14 +13,15 @@ from c1.config import Settings
 from c1.errors import C1Error
 from c1.model.options import CHROMA_DEFAULT_PORT, DEFAULT_PORT, ServeOptions, parse_lora
 from c1.options import option
-from c1.service import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
-from c1.service import DEFAULT_PORT as DEFAULT_API_PORT
+from c1.service.search_service import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
+from c1.service.search_service import DEFAULT_PORT as DEFAULT_API_PORT
 
 
 @dataclass(frozen=True)
 class ServeFlags:
     """The options of ``c1 serve`` beside the agent's, declared once (c1/cli.py makes the flags): the model
-    server's defaults are :class:`c1.model.options.ServeOptions`', the search API's :mod:`c1.service`'s."""
+    server's defaults are :class:`c1.model.options.ServeOptions`', the search API's
+    :mod:`c1.service.search_service`'s."""
 
     vllm_model: str = option("--vllm-model", ServeOptions.model, "Hub id or local checkpoint folder (gpt-oss family) for vLLM.")
     served_model_name: Optional[str] = option("--served-model-name", None, "Name clients use [default: the model].")
@@ -48,7 +49,7 @@ class ServeFlags:
     verbose: bool = option(("--verbose", "-v"), False, "Log every request on stderr.")
 
     def api_kwargs(self) -> dict:
-        """The search API's arguments (:func:`c1.api.serve_api`, :func:`c1.api.make_server`)."""
+        """The search API's arguments (:func:`c1.service.http_api.serve_api`, :func:`~c1.service.http_api.make_server`)."""
         return {"host": self.api_host, "port": self.api_port, "token": self.token, "max_concurrency": self.max_concurrency,
                 "timeout_s": self.timeout, "max_body": self.max_body, "verbose": self.verbose}
 
@@ -68,7 +69,7 @@ def run_serve(settings: Settings, flags: ServeFlags, *, json_out: bool) -> int:
     from c1.terminal.console import emit_json, err, escape
 
     if flags.api_only:
-        from c1.api import serve_api
+        from c1.service.http_api import serve_api
 
         if flags.port is not None:
             raise C1Error(f"--port is vLLM's port; with --api-only there is no vLLM: give the search API's port "
@@ -91,7 +92,7 @@ def run_serve(settings: Settings, flags: ServeFlags, *, json_out: bool) -> int:
     the_plan = prepare(the_plan, progress=_conversion_progress())
     api_server = None
     if not flags.no_api:
-        from c1.api import make_server
+        from c1.service.http_api import make_server
 
         model_settings = replace(settings, base_urls=(the_plan.url,), model=the_plan.api_model, policy="llm")
         # bound now: a port clash fails before vLLM starts; a request's budget may not outgrow vLLM's window

@@ -4,11 +4,12 @@ It listens first and loads afterwards (chromadb, the ONNX session, in a thread),
 that started it can send its request at once; a request waits for the warm-up's imports (never two
 threads importing numpy at once), not for its ONNX session. Each connection is one request in its own thread;
 searches share one :class:`~c1.retrieval.corpus.Corpus` per collection and one embedder
-(:class:`c1.service.Corpora`, as in the search API) and run :func:`c1.service.search_here`, as the
-command would in its own process. Before each search the corpus is refreshed: a re-index, a removal
-or a re-creation of the collection is seen as a long-lived reader sees it. ``status`` rows are kept
-while nothing under the collection's folder or the embedded Chroma store changed
-(:class:`c1.service.StatusRows`). This module is the socket and the process's lifetime around them.
+(:class:`c1.service.search_service.Corpora`, as in the search API) and run
+:func:`c1.service.search_service.search_here`, as the command would in its own process. Before each search
+the corpus is refreshed: a re-index, a removal or a re-creation of the collection is seen as a long-lived
+reader sees it. ``status`` rows are kept while nothing under the collection's folder or the embedded Chroma
+store changed (:class:`c1.service.search_service.StatusRows`). This module is the socket and the process's
+lifetime around them.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from c1.daemon import protocol
 from c1.errors import C1Error
-from c1.service import LOAD_IMPORTS, Corpora, StatusRows, load_models, search_here
+from c1.service.search_service import LOAD_IMPORTS, Corpora, StatusRows, load_models, search_here
 
 MAX_CORPORA = 4
 """Collections kept open at once (least recently used dropped first)."""
@@ -34,13 +35,14 @@ DRAIN_S = 60.0
 WARM_IMPORTS = (
     *LOAD_IMPORTS, "tantivy", "chromadb",
     "c1.config", "c1.index.indexer", "c1.retrieval.corpus", "c1.agent.search", "c1.agent.policies",
-    "c1.agent.policies.builtin", "c1.retrieval.passages", "c1.model.harmony", "c1.service", "c1.store.status",
+    "c1.agent.policies.builtin", "c1.retrieval.passages", "c1.model.harmony", "c1.service.search_service",
+    "c1.store.status",
 )
 """What the warm-up thread imports before any request may import anything. Two threads importing
 numpy (or chromadb, which imports it) at once can leave one with ``ImportError: ... partially
 initialized module``: so requests wait until these are in ``sys.modules`` (:attr:`Resident.imported`).
-The first ones (:data:`c1.service.LOAD_IMPORTS`) are what the models need: once they are imported, a
-second thread loads the models (:func:`c1.service.load_models`, which imports nothing) while this one
+The first ones (:data:`c1.service.search_service.LOAD_IMPORTS`) are what the models need: once they are imported, a
+second thread loads the models (:func:`c1.service.search_service.load_models`, which imports nothing) while this one
 imports chromadb and the rest."""
 
 
@@ -165,7 +167,7 @@ class Resident:
             log(f"no vector snapshot of {corpus.settings.collection!r}: {type(exc).__name__}: {exc}")
 
     def _load(self) -> None:
-        """The models of a search of this home's default collection (:func:`c1.service.load_models`)."""
+        """The models of a search of this home's default collection (:func:`c1.service.search_service.load_models`)."""
         try:
             from c1.config import load_settings
 

@@ -1,5 +1,5 @@
 """Serving the model (``c1 serve``): vLLM for Context-1 with MXFP4 experts. The search API is
-:mod:`c1.api`.
+:mod:`c1.service.http_api`.
 
 - :mod:`.options`: the server's options and the ``vllm serve`` command they make.
 - :mod:`.plan`: everything decided before anything runs (``--dry-run``); GPU verdicts from :mod:`.gpu`.

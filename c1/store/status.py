@@ -5,7 +5,7 @@ embedded collection in the embedded store whatever ``--chroma-url`` says). One t
 (damaged manifest, a Chroma server that does not answer, a folder left by an older c1) gets a row with
 its reason; it never hides the others. Agreement means: the same chunk ids in the manifest, Chroma and
 the lexical index, the same content hash in the manifest and Chroma, and no interrupted run.
-``c1 status`` shows these rows (c1/commands/status.py); the search service keeps them (c1/service.py).
+``c1 status`` shows these rows (c1/commands/status.py); the search service keeps them (c1/service/search_service.py).
 """
 
 from __future__ import annotations

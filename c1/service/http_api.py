@@ -27,7 +27,7 @@ Choices
   when it is late. A late or abandoned search is cancelled: all its runs stop at their next turn,
   and its slots are freed only once every run has stopped (:func:`c1.agent.search.run_search`),
   so the slot count never understates the work in progress.
-- The searches, their slots and the open collections are :class:`c1.service.SearchService`'s, shared
+- The searches, their slots and the open collections are :class:`c1.service.search_service.SearchService`'s, shared
   with MCP; this module is the HTTP around it.
 - Listening on anything but loopback requires a bearer token (refused at start otherwise); when
   a token is set, every request, ``/health`` included, must carry ``Authorization: Bearer``.
@@ -48,7 +48,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from c1 import __version__
 from c1.config import Settings
 from c1.errors import C1Error
-from c1.service import (
+from c1.service.search_service import (
     DEFAULT_HOST,
     DEFAULT_MAX_BODY,
     DEFAULT_MAX_CONCURRENCY,

@@ -1,5 +1,5 @@
 """The search service behind the long-lived front ends: the resident process (c1/daemon), the search API
-over HTTP (c1/api.py) and MCP (c1/commands/mcp.py). They carry requests and answers; what a search or a
+over HTTP (c1/service/http_api.py) and MCP (c1/commands/mcp.py). They carry requests and answers; what a search or a
 status is, and which collections stay open, is decided here once.
 
 - :class:`Corpora`: each collection's :class:`~c1.retrieval.corpus.Corpus` opened once and shared by every
@@ -29,7 +29,7 @@ DEFAULT_MAX_CONCURRENCY = 4
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-"""The search API's (c1/api.py), here beside its other defaults so that the CLI reads them without
+"""The search API's (c1/service/http_api.py), here beside its other defaults so that the CLI reads them without
 importing an HTTP server. Not 8000 (``chroma run``) nor 8001 (vLLM in ``c1 serve``)."""
 DEFAULT_MAX_BODY = 64 * 1024
 
