@@ -23,7 +23,7 @@ from c1.model import plan as planning
 from c1.model import prepare as preparing
 from c1.model.errors import GpuUnsupported, NoGpu, PortConflict, ServeError, ServerDied, ServerNotReady, VllmNotInstalled
 from c1.model.gpu import GpuInfo, parse_nvidia_smi, plan_for
-from c1.model.options import ServeOptions, build_vllm_command, max_model_len_for, parse_lora
+from c1.model.settings import ServeOptions, build_vllm_command, max_model_len_for, parse_lora
 
 H200 = "NVIDIA H200, 9.0, 143771 MiB, 570.133.20\n"
 A100 = "NVIDIA A100-SXM4-80GB, 8.0, 81920 MiB, 535.104.05\n"
@@ -451,7 +451,7 @@ def test_sigterm_to_c1_stops_vllm(fake_plan, tmp_path):
             import json, sys
             from c1.model import launcher
             from c1.model.gpu import parse_nvidia_smi
-            from c1.model.options import ServeOptions
+            from c1.model.settings import ServeOptions
             from c1.model.plan import plan as make_plan
             opts = ServeOptions(**json.loads(sys.argv[1]))
             plan = make_plan(opts, gpus=parse_nvidia_smi({H200!r}))

@@ -11,7 +11,7 @@ from typing import Optional
 
 from c1.config import Settings
 from c1.errors import C1Error
-from c1.model.options import CHROMA_DEFAULT_PORT, DEFAULT_PORT, ServeOptions, parse_lora
+from c1.model.settings import CHROMA_DEFAULT_PORT, DEFAULT_PORT, ServeOptions, parse_lora
 from c1.options import option
 from c1.service.search_service import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
 from c1.service.search_service import DEFAULT_PORT as DEFAULT_API_PORT
@@ -20,7 +20,7 @@ from c1.service.search_service import DEFAULT_PORT as DEFAULT_API_PORT
 @dataclass(frozen=True)
 class ServeFlags:
     """The options of ``c1 serve`` beside the agent's, declared once (c1/cli.py makes the flags): the model
-    server's defaults are :class:`c1.model.options.ServeOptions`', the search API's
+    server's defaults are :class:`c1.model.settings.ServeOptions`', the search API's
     :mod:`c1.service.search_service`'s."""
 
     vllm_model: str = option("--vllm-model", ServeOptions.model, "Hub id or local checkpoint folder (gpt-oss family) for vLLM.")

@@ -1,7 +1,8 @@
 """Serving the model (``c1 serve``): vLLM for Context-1 with MXFP4 experts. The search API is
 :mod:`c1.service.http_api`.
 
-- :mod:`.options`: the server's options and the ``vllm serve`` command they make.
+- :mod:`.settings`: what the server is run with (:class:`~.settings.ServeOptions`), checked, and the ``vllm serve``
+  command it makes.
 - :mod:`.plan`: everything decided before anything runs (``--dry-run``); GPU verdicts from :mod:`.gpu`.
 - :mod:`.prepare`: download and the one-off MXFP4 conversion (:mod:`.quantize`, packing in :mod:`.mxfp4`).
 - :mod:`.launcher`: run it: :mod:`.process` supervises the child and its signals, :mod:`.ready` waits

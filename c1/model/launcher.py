@@ -12,7 +12,7 @@ Three steps, each usable alone:
   SIGTERM, SIGHUP); stopping sends SIGINT to the whole group (vLLM's clean shutdown frees the
   GPU), then SIGTERM, then SIGKILL, and leaves no orphan (vLLM's engine-core workers included).
 
-Each step is a module of one job: :mod:`.options`, :mod:`.plan`, :mod:`.prepare`, :mod:`.process`
+Each step is a module of one job: :mod:`.settings`, :mod:`.plan`, :mod:`.prepare`, :mod:`.process`
 (supervision and signals), :mod:`.ready` (readiness) and :mod:`.errors`; this one runs them. Only the
 standard library is imported at module level: ``import c1.model.launcher`` is cheap.
 """

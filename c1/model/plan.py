@@ -15,7 +15,7 @@ from pathlib import Path
 
 from c1.model.errors import INSTALL_HINT, ServeError
 from c1.model.gpu import GpuInfo, GpuPlan, detect_gpus, plan_for
-from c1.model.options import (
+from c1.model.settings import (
     MAX_POSITION_EMBEDDINGS,
     ServeOptions,
     check_options,

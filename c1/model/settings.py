@@ -1,4 +1,5 @@
-"""The options of a vLLM server for Context-1 and the ``vllm serve`` command they make."""
+"""What a vLLM server for Context-1 is run with (:class:`ServeOptions`, checked here) and the ``vllm serve`` command
+it makes. The command-line flags that build it are ``c1 serve``'s (c1/commands/serve.py)."""
 
 from __future__ import annotations
 
