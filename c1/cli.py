@@ -1,5 +1,6 @@
 """The command line: flags → Settings and objects → one call. No logic lives here: the shared options and
-the decorators that hand them over are c1/commands/flags.py, calling a body and its errors
+the decorator that hands the agent's over are c1/commands/flags.py, a flag dataclass made options
+c1/commands/option_fields.py (``serve``'s is c1/commands/serve_flags.py), calling a body and its errors
 c1/commands/invoke.py, the ``train`` and ``eval`` groups c1/commands/train_group.py and eval_group.py."""
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from c1 import __version__
 from c1.commands import invoke, startup
 from c1.commands.eval_group import eval_app  # the flags only: the runner loads inside the command
 from c1.commands.flags import (ChromaUrl, Collection, EmbedderOpt, EmbedModel, EmbedUrl, Home, Json, NoDaemon, Quiet,
-                               agent_options, daemon_flag, options_from)
-from c1.commands.serve import ServeFlags  # the flags only: nothing is served at import
+                               agent_options, daemon_flag)
+from c1.commands.option_fields import options_from
+from c1.commands.serve_flags import ServeFlags
 from c1.commands.train_group import train_app  # the flags only: torch loads inside the command
 from c1.config import DEBOUNCE, default_text
 

@@ -22,7 +22,8 @@ from c1.eval.datasets import Question, load_dataset, page_key, select
 from c1.eval.run_dir import RowWriter, load_rows, prepare_run_dir
 from c1.eval.scoring import Keys, answer_found, score_row
 from c1.eval.systems import System, parse_systems
-from c1.eval.settings import EvalFlags, EvalOptions
+from c1.commands.eval_flags import EvalFlags
+from c1.eval.settings import EvalOptions
 
 HOTPOT = "hotpotqa/hotpotqa_dev_distractor_200.jsonl"
 

@@ -420,7 +420,7 @@ def test_collect_sft_rl_command_bodies(hotpot, tiny, tmp_path, capsys):
 
     from c1.commands.train import run_collect, run_rl, run_sft
     from c1.errors import C1Error
-    from c1.train.settings import CollectFlags, RlFlags, SftFlags
+    from c1.commands.train_flags import CollectFlags, RlFlags, SftFlags
     from c1.train.tasks import append_jsonl
 
     settings, corpus, tasks, _ = hotpot

@@ -8,7 +8,7 @@ from pathlib import Path
 from c1.config import Settings
 from c1.terminal.console import emit_json, err, escape, out, stderr_is_tty
 from c1.errors import C1Error
-from c1.eval.settings import EvalFlags
+from c1.commands.eval_flags import EvalFlags
 
 
 def run_eval_command(settings: Settings, dataset: str, path: str, flags: EvalFlags = EvalFlags(), *,

@@ -10,9 +10,10 @@ from typing import Annotated, Optional
 import typer
 
 from c1.commands import invoke
-from c1.commands.flags import POLICY_HELP, ChromaUrl, EmbedModel, EmbedUrl, Home, Json, Quiet, options_from
+from c1.commands.eval_flags import EvalFlags
+from c1.commands.flags import POLICY_HELP, ChromaUrl, EmbedModel, EmbedUrl, Home, Json, Quiet
+from c1.commands.option_fields import options_from
 from c1.config import default_text
-from c1.eval.settings import EvalFlags
 
 eval_app = typer.Typer(
     help="Measure retrieval on benchmarks against single-shot baselines: answer found, recall, precision, F1, cost.",

@@ -1,5 +1,6 @@
-"""The Typer options that several commands share, declared once, and the decorators that give a command a
-set of options and hand them to it as one object: the agent's (``settings``) or a flag dataclass's.
+"""The Typer options that several commands share, declared once (the collection's, the store's, the output's
+and the agent's), and the decorator that gives a command the agent's options and hands them to it as one
+``settings``. A command family's own options are a flag dataclass beside its commands (c1/commands/option_fields.py).
 
 Light, as ``c1 --help`` imports it: the help strings come from c1.config, so that no policy is imported."""
 
@@ -82,41 +83,3 @@ def agent_options(fn):
     command.__annotations__ = {**{p.name: p.annotation for p in own}, **AGENT_OPTIONS}
     return command
 
-
-def option_of(cls, name: str):
-    """The Typer option (an ``Annotated`` type) of field ``name`` of a dataclass of :func:`c1.options.option` fields."""
-    import dataclasses
-    import typing
-
-    f = next(f for f in dataclasses.fields(cls) if f.name == name)
-    kind = typing.get_type_hints(cls)[name]
-    return Annotated[kind, typer.Option(*f.metadata["flags"], help=f.metadata["help"], **f.metadata["typer"])]
-
-
-def options_from(cls, name: str):
-    """Give a command the options declared by dataclass ``cls`` (:func:`c1.options.option` fields), in their
-    order, where its parameter ``name`` stands; the command receives them as one ``cls`` instance ``name``."""
-    import dataclasses
-
-    declared = {f.name: (option_of(cls, f.name), f.default) for f in dataclasses.fields(cls)}
-
-    def wrap(fn):
-        sig = inspect.signature(fn, eval_str=True)
-        params = []
-        for p in sig.parameters.values():
-            if p.name == name:
-                params += [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=kind)
-                           for n, (kind, default) in declared.items()]
-            else:
-                params.append(p)
-
-        @functools.wraps(fn)
-        def command(**kwargs):
-            values = {n: kwargs.pop(n) for n in declared}
-            return fn(**{name: cls(**values)}, **kwargs)
-
-        command.__signature__ = sig.replace(parameters=params)
-        command.__annotations__ = {p.name: p.annotation for p in params}
-        return command
-
-    return wrap

@@ -16,7 +16,7 @@ from c1.terminal.console import emit_json, err, note, stderr_is_tty
 from c1.errors import C1Error
 
 if TYPE_CHECKING:
-    from c1.train.settings import CollectFlags, RlFlags, SftFlags, SynthFlags
+    from c1.commands.train_flags import CollectFlags, RlFlags, SftFlags, SynthFlags
 
 TRAIN_EXTRA_HINT = ("install the training dependencies first: `pip install torch==2.13.0` (the CPU wheel; on a GPU "
                     "machine the CUDA build you want), then `pip install 'c1[train]'`")

@@ -1,6 +1,6 @@
 """The ``c1 train`` group: each step's flags → Settings and its flag dataclass → one call of its body in
-c1/commands/train.py. Light, as ``c1 --help`` imports it: the flags come from c1/train/settings.py, and
-torch loads inside the bodies."""
+c1/commands/train.py. Light, as ``c1 --help`` imports it: the flag dataclasses are c1/commands/train_flags.py,
+and torch loads inside the bodies."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Annotated, Optional
 import typer
 
 from c1.commands import invoke
-from c1.commands.flags import (POLICY_HELP, ChromaUrl, Collection, EmbedModel, EmbedUrl, Home, Json, Quiet, option_of,
-                               options_from)
+from c1.commands.flags import POLICY_HELP, ChromaUrl, Collection, EmbedModel, EmbedUrl, Home, Json, Quiet
+from c1.commands.option_fields import option_of, options_from
+from c1.commands.train_flags import CollectFlags, RlFlags, SftFlags, SynthFlags
 from c1.config import default_text
-from c1.train.settings import CollectFlags, RlFlags, SftFlags, SynthFlags
 
 train_app = typer.Typer(
     help="Train a search agent for your corpus: synthetic tasks, teacher trajectories, SFT, CISPO RL (LoRA).",
@@ -24,7 +24,7 @@ ModelDir = Annotated[Path, typer.Option("--model", help="Local folder of the mod
 Adapter = Annotated[Optional[Path], typer.Option("--adapter", help="Start from this LoRA adapter (e.g. the SFT output) instead of a fresh one.")]
 Renderer = Annotated[str, typer.Option("--renderer", help="auto | harmony | chat_template: how prompts become tokens (auto: harmony for gpt-oss).")]
 StartDate = Annotated[Optional[str], typer.Option("--start-date", help="Harmony conversation date (YYYY-MM-DD); set VLLM_SYSTEM_START_DATE to the same [default: today].")]
-Seed = option_of(RlFlags, "seed")  # c1 train collect's seed is c1 train rl's (c1/train/settings.py)
+Seed = option_of(RlFlags, "seed")  # c1 train collect's seed is c1 train rl's (c1/commands/train_flags.py)
 
 
 @train_app.command("synth")

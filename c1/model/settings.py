@@ -1,5 +1,5 @@
 """What a vLLM server for Context-1 is run with (:class:`ServeOptions`, checked here) and the ``vllm serve`` command
-it makes. The command-line flags that build it are ``c1 serve``'s (c1/commands/serve.py)."""
+it makes. The command-line flags that build it are ``c1 serve``'s (c1/commands/serve_flags.py)."""
 
 from __future__ import annotations
 
