@@ -11,7 +11,8 @@ import typer
 
 from c1.commands import invoke
 from c1.commands.eval_flags import EvalFlags
-from c1.commands.flags import POLICY_HELP, ChromaUrl, EmbedModel, EmbedUrl, Home, Json, Quiet
+from c1.commands.flags import (POLICY_HELP, ApiKey, BaseUrl, Budget, ChromaUrl, EmbedModel, EmbedUrl, Home, Json, MaxTurns,
+                               Quiet, ReasoningEffort, Temperature)
 from c1.commands.option_fields import options_from
 from c1.config import default_text
 
@@ -29,13 +30,13 @@ def _eval_command(dataset: str, summary: str):
         policy: Annotated[Optional[str], typer.Option("--policy", help=f"Policy when --systems is not given: {POLICY_HELP} {default_text('policy')}.")] = None,
         parallel: Annotated[Optional[int], typer.Option("--parallel", "-p", help=f"Parallel runs for policies given without @N {default_text('parallel')}.")] = None,
         max_docs: Annotated[Optional[int], typer.Option("--max-docs", "-k", help=f"Documents returned per question, by every system {default_text('max_docs')}.")] = None,
-        budget: Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")] = None,
-        max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per run {default_text('max_turns')}.")] = None,
-        base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible model server (repeatable: replicas).")] = None,
+        budget: Budget = None,
+        max_turns: MaxTurns = None,
+        base_url: BaseUrl = None,
         model: Annotated[Optional[str], typer.Option("--model", help="Model name on the server.")] = None,
-        api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
-        reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high (gpt-oss).")] = None,
-        temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")] = None,
+        api_key: ApiKey = None,
+        reasoning_effort: ReasoningEffort = None,
+        temperature: Temperature = None,
         home: Home = None,
         chroma_url: ChromaUrl = None,
         embed_url: EmbedUrl = None,

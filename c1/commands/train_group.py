@@ -10,7 +10,8 @@ from typing import Annotated, Optional
 import typer
 
 from c1.commands import invoke
-from c1.commands.flags import POLICY_HELP, ChromaUrl, Collection, EmbedModel, EmbedUrl, Home, Json, Quiet
+from c1.commands.flags import (ApiKey, Budget, ChromaUrl, Collection, EmbedModel, EmbedUrl, Home, Json, MaxTurns, PolicyOpt,
+                               Quiet, ReasoningEffort, Temperature)
 from c1.commands.option_fields import option_of, options_from
 from c1.commands.train_flags import CollectFlags, RlFlags, SftFlags, SynthFlags
 from c1.config import default_text
@@ -57,14 +58,14 @@ def train_collect(
     chroma_url: ChromaUrl = None,
     embed_url: EmbedUrl = None,
     embed_model: EmbedModel = None,
-    policy: Annotated[Optional[str], typer.Option("--policy", help=f"{POLICY_HELP} {default_text('policy')}.")] = None,
+    policy: PolicyOpt = None,
     base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible server of the teacher (repeatable: replicas).")] = None,
     model: Annotated[Optional[str], typer.Option("--model", help="Teacher model name on the server.")] = None,
-    api_key: Annotated[Optional[str], typer.Option("--api-key", envvar="C1_API_KEY", help="API key for the model server.")] = None,
-    reasoning_effort: Annotated[Optional[str], typer.Option("--reasoning-effort", help="low | medium | high (gpt-oss).")] = None,
-    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature.")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")] = None,
-    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per run {default_text('max_turns')}.")] = None,
+    api_key: ApiKey = None,
+    reasoning_effort: ReasoningEffort = None,
+    temperature: Temperature = None,
+    budget: Budget = None,
+    max_turns: MaxTurns = None,
     flags=None,
     seed: Seed = 0,
     json_out: Json = False,
@@ -134,7 +135,7 @@ def train_rl(
     start_date: StartDate = None,
     vllm_url: Annotated[Optional[str], typer.Option("--vllm-url", help="vLLM server for rollouts (start it with c1 serve --rollout); default: generate in process.")] = None,
     vllm_model: Annotated[Optional[str], typer.Option("--vllm-model", help="Base model name on the vLLM server [default: --model].")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", help=f"Context budget in tokens {default_text('budget')}.")] = None,
+    budget: Budget = None,
     max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=f"Turn limit per rollout {default_text('max_turns')}.")] = None,
     flags=None,
     json_out: Json = False,
