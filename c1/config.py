@@ -105,7 +105,7 @@ def collection_name_problem(name: str) -> str | None:
 
 
 EVAL_COLLECTION = re.compile(r"eval-.+-q?[0-9a-f]{16}")
-"""The collections ``c1 eval`` makes (c1/eval/runner.py ``collection_name``): ``eval-<dataset>-<hash>``."""
+"""The collections ``c1 eval`` makes (c1/eval/collection.py ``collection_name``): ``eval-<dataset>-<hash>``."""
 
 
 def is_eval_collection(name: str) -> bool:

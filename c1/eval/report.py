@@ -1,6 +1,6 @@
 """Aggregation and presentation of an eval run: averages, percentiles, tables, Markdown, plot, compare.
 
-The per-question rows come from :mod:`c1.eval.runner`; each holds ``metrics`` (answer_found,
+The per-question rows come from :mod:`c1.eval.scoring`; each holds ``metrics`` (answer_found,
 recall, precision, f1, full_recall, trajectory_recall, prune_accuracy) and ``cost`` (turns,
 tool_calls, prompt_tokens, completion_tokens, seconds). Fields that do not apply are ``None``
 (turns of a single-shot baseline, prune accuracy of a run that pruned nothing) and are left out

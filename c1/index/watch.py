@@ -203,7 +203,7 @@ class Batch:
     """One round of changes, indexed."""
 
     report: object
-    """The :class:`~c1.index.indexer.IndexReport` of the run over the changed paths."""
+    """The :class:`~c1.index.report.IndexReport` of the run over the changed paths."""
     changes: list[Change] = field(default_factory=list)
     generation: int = 0
     """The manifest's generation after it (what readers compare to reload)."""
