@@ -92,5 +92,7 @@ def test_no_arrow_runs_up_from_the_lower_layers():
     assert _reaching(graph, "c1.index", ("c1.retrieval", "c1.agent", "c1.commands", "c1.service", "c1.cli")) == []
     assert _reaching(graph, "c1.retrieval", ("c1.agent", "c1.commands", "c1.service", "c1.cli")) == []
     assert _reaching(graph, "c1.service", ("c1.commands", "c1.cli")) == []
+    for family in ("c1.model", "c1.train", "c1.eval", "c1.daemon", "c1.terminal"):  # the flags read their settings
+        assert _reaching(graph, family, ("c1.commands", "c1.cli")) == [], family
     assert _reaching(graph, "c1.manual", ("c1.cli", "c1.commands")) == []
     assert graph["c1.config"] <= {"c1.errors"}, "the settings import no store module (nor any other part of c1)"
