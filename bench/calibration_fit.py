@@ -9,7 +9,7 @@ suite's rows of every kind, a three-number map from the answer's confidence ``c`
 
     calibrated = σ(SLOPE × logit(c) + BIAS + FIRST × [i = 0])
 
-(``evidence.CALIBRATION``). The map is increasing in ``c`` and lifts only the first place, so the
+(``confidence.CALIBRATION``). The map is increasing in ``c`` and lifts only the first place, so the
 answer's order and its non-increasing confidences stay as they were. Each kind weighs the same;
 questions that nothing supports (``bench/suite.py --unsupported N``: gold empty, whatever they get is
 junk) are part of their kind, so the first place of a junk answer is not lifted for free. Even
@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 
 
 SAVED_EDGE = 1e-6
-"""How near 0 or 1 a saved confidence is read (the fit of evidence.CALIBRATION read them so)."""
+"""How near 0 or 1 a saved confidence is read (the fit of confidence.CALIBRATION read them so)."""
 
 
 def base_kind(kind: str) -> str:
@@ -48,7 +48,7 @@ def examples(rows: list[dict], saved: tuple[float, float, float]) -> list[dict]:
     """One example per returned document: its features (logit of its uncalibrated confidence, first
     place), gold, the row's kind, its half (even/odd question of its kind) and its weight (each base kind
     weighs 1). ``saved``: the calibration the rows' confidences were saved under."""
-    from c1.retrieval.evidence import logit, uncalibrated
+    from c1.retrieval.confidence import logit, uncalibrated
 
     per_kind = Counter(base_kind(r["kind"]) for r in rows)
     seen: Counter = Counter()
@@ -88,7 +88,7 @@ def fit(data: list[dict], iterations: int = 100, ridge: float = 1e-3) -> tuple[f
 
 def main(argv: list[str] | None = None) -> int:
     from bench.suite import ece
-    from c1.retrieval.evidence import CALIBRATION, calibrated
+    from c1.retrieval.confidence import CALIBRATION, calibrated
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("rows", type=Path, nargs="+", help="bench/suite.py --rows files (built-in system, calibration off)")

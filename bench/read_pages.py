@@ -38,7 +38,7 @@ def main() -> None:
     from c1.retrieval.corpus import Corpus
     from c1.retrieval import pages as pages_module
     from c1.retrieval.pages import by_page, reading_order, table_pages
-    from c1.retrieval.passages import rank_in_document, within
+    from c1.retrieval.within import rank_in_document, within
     from c1.retrieval.scorers import make_scorer
     from c1.agent.tools import Tools
 

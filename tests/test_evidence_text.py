@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from c1.retrieval.evidence import _mid_sentence
+from c1.retrieval.bridges import _mid_sentence
 
 
 def _by_regex(text: str, word: str) -> bool:

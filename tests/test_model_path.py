@@ -263,7 +263,7 @@ def test_read_document_ranks_against_the_query_in_call_order(corpus):
     doc = max((corpus.doc(d) for d in {c.split("_")[0] for c, _ in corpus.all_chunks}), key=lambda d: d.n_chunks)
     assert doc.n_chunks >= 3 and doc.path.endswith(LONG_DOC)
     from c1.retrieval.pages import by_page
-    from c1.retrieval.passages import rank_in_document
+    from c1.retrieval.within import rank_in_document
 
     chunks = corpus.doc_chunks(doc.doc_id)
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from c1.retrieval.passages import choose, excerpt
+from c1.retrieval.excerpt import excerpt
+from c1.retrieval.passages import choose
 from c1.commands.search import plain_result, render_text
 from conftest import shared_data_dir
 from c1.terminal.live_view import LiveView
@@ -239,7 +240,7 @@ def test_inside_a_document_the_question_leaves_out_the_clause_that_names_it(lega
     the clause's own terms ("... require that all be expressly identified ..."): they went with the names
     of the document. Inside it, what names the document is left out; what the clause asks stays, though
     the NDA's first page holds those words too."""
-    from c1.retrieval.passages import within
+    from c1.retrieval.within import within
 
     corpus = _open(legal)
     try:
@@ -265,7 +266,7 @@ def test_parties_joined_by_a_dash_are_each_left_out(legal):
     "Microgenics–Achaogen" is one name, which the document's own name does not hold as it stands, so the
     scorer looked for sentences naming both parties. A run that holds a name of the document's own, the
     rest of which its first page holds, names the document: each of its words is left out."""
-    from c1.retrieval.passages import within
+    from c1.retrieval.within import within
 
     corpus = _open(legal)
     try:
@@ -320,7 +321,7 @@ def test_a_short_paragraph_gets_its_supporting_sentence(new_c1_env):
             f.write(json.dumps({"id": title, "title": title, "text": "".join(sentences)}) + "\n")
     done = env.run("index", corpus_dir, "--quiet")
     assert done.rc == 0, done.stderr
-    from c1.retrieval.passages import within
+    from c1.retrieval.within import within
 
     corpus = _open(env)
     try:
@@ -370,7 +371,7 @@ def contract(new_c1_env):
 
 
 def test_a_numbered_title_is_a_section_title_a_sentence_is_not():
-    from c1.retrieval.passages import is_title
+    from c1.retrieval.sections import is_title
 
     for title in ("13. Termination.", "10. LIMITATION ON LIABILITY.", "Section 7.03 No Solicitation; Other Offers.",
                   "4.1.9 Acquisition Proposal.", "(b) Exceptions.", "ITEM 5. MARKET FOR REGISTRANT'S COMMON EQUITY"):
@@ -615,7 +616,7 @@ def test_read_document_shows_the_statement_that_holds_the_figure(adobe):
     from c1.agent.context import Context
     from c1.agent.tools import Tools
     from c1.retrieval.pages import by_page, page_of
-    from c1.retrieval.passages import rank_in_document
+    from c1.retrieval.within import rank_in_document
 
     corpus = _open(adobe)
     try:
@@ -698,7 +699,7 @@ def test_a_clause_title_is_read_under_its_sections_title(mergers):
     """Issue 19: a sentence of "(b) Exceptions." was read (and the section's title scored) as "(b)
     Exceptions." alone, which does not say of what; it now reads "Section 7.03 No Solicitation; Other
     Offers. (b) Exceptions.", also in a chunk the clause carries over into."""
-    from c1.retrieval.passages import _carried_from
+    from c1.retrieval.sections import carried_from as _carried_from
 
     corpus = _open(mergers)
     try:
@@ -745,7 +746,7 @@ def test_a_lower_cased_title_in_the_question_is_left_out_inside_the_document(mai
     AGREEMENT the cross-encoder preferred its preamble ("MAINTENANCE AGREEMENT ... under the laws of the
     State of Delaware") to the governing law clause. The title's words, written in lower case (which
     are not read as a name), are left out there as a capitalised name is."""
-    from c1.retrieval.passages import within
+    from c1.retrieval.within import within
 
     corpus = _open(maintenance)
     try:
@@ -800,7 +801,7 @@ def test_the_clause_that_asks_stays_though_the_first_page_holds_its_words(franch
     beside it, a sentence whose words the first page holds names the document, and is left out ("I'm
     reading the Franchise Agreement between The Joint Corp. and a Franchise Owner." was kept, less its
     names)."""
-    from c1.retrieval.passages import within
+    from c1.retrieval.within import within
 
     corpus = _open(franchise)
     try:
@@ -881,7 +882,7 @@ def test_a_row_with_the_figure_beats_its_tables_header_row(three_m):
     2021 2020"), not the row with the figure. A header row is no passage (it heads the rows below it,
     which are read with it), and a table page is scored by its rows that hold figures."""
     from c1.retrieval.pages import best_table_pages, is_header_row, table_pages
-    from c1.retrieval.passages import within
+    from c1.retrieval.within import within
     from c1.retrieval.scorers import make_scorer
 
     corpus = _open(three_m)

@@ -169,7 +169,7 @@ def _ranking(scores: dict, evidence: dict):
 def test_similarity_alone_never_reorders_the_own_search():
     """The answer starts from the question's own search: "b", scored higher on similarity alone, stays
     under "a"; "c", which the search ranked last but the question names (evidence), goes first."""
-    from c1.retrieval.evidence import anchored_order
+    from c1.retrieval.ranking import anchored_order
 
     ranking = _ranking({"a": -2.0, "b": -1.0, "c": 1.0}, {"a": 0.0, "b": 0.1, "c": 4.1})
     assert anchored_order(ranking, ["a", "b", "c"], ["a", "b", "c"]) == ["c", "a", "b"]
@@ -181,7 +181,8 @@ def test_the_first_document_keeps_its_place_by_the_questions_rare_terms():
     """ "Who is the spouse of the actor that plays Vision in Avengers: Age of Ultron?": the search's first
     document (Paul Bettany's page) holds the question's rare terms; the film's page, which the question
     names, has more evidence but goes first only when the first holds none of them."""
-    from c1.retrieval.evidence import WEIGHTS, anchored_order
+    from c1.retrieval.evidence import WEIGHTS
+    from c1.retrieval.ranking import anchored_order
 
     def ranking(rare: float):
         r = _ranking({"bettany": -2.5, "film": 2.6, "other": -3.0}, {"bettany": 0.4, "film": 4.14, "other": 0.0})
@@ -212,7 +213,7 @@ def test_a_pivots_mention_of_a_named_document_is_no_extra_evidence():
 
 def test_confidences_do_not_rise_down_the_answer():
     """The first document at 0.02 and the next at 0.13 was a defect: down the answer, confidences only fall."""
-    from c1.retrieval.evidence import monotone, needed_offset
+    from c1.retrieval.confidence import monotone, needed_offset
 
     got = monotone([0.02, 0.13, 0.05, 0.01])
     assert all(a >= b for a, b in zip(got, got[1:])) and abs(sum(got) - 0.21) < 1e-9
@@ -223,7 +224,7 @@ def test_the_answers_calibration_lifts_the_first_place_and_keeps_the_order():
     """On contracts, filings and mail the first document was right for nearly every question at 0.2-0.5:
     the answer's calibration lifts the first place, is increasing in the evidence model's confidence (so
     the answer's confidences stay non-increasing whatever comes in) and can be undone for refitting."""
-    from c1.retrieval.evidence import CALIBRATION, answer_confidences, calibrated, uncalibrated
+    from c1.retrieval.confidence import CALIBRATION, answer_confidences, calibrated, uncalibrated
 
     slope, _, first = CALIBRATION
     assert slope > 0 and first > 0

@@ -180,7 +180,7 @@ def test_a_section_number_after_a_run_of_spaces_starts_a_title():
     """Issue 19: flattened contracts keep a layout break as a run of spaces. "13.7 Choice of Law." was
     glued to the address before it (no period ends "Fax:"), and "5.4." ended a sentence by itself,
     so a clause was read under the previous section's title."""
-    from c1.retrieval.passages import is_title
+    from c1.retrieval.sections import is_title
 
     text = ("The proper address shall be: To Achaogen: 7000 Shoreline Court, Fax: (781) 622-1283     13.7 Choice of Law.  This Agreement is governed by the laws "
             "of Delaware.   5.4. Amendments. Any term may be amended only in writing. Totals were 12.5 Million.")

@@ -18,7 +18,7 @@ from c1.agent import events as ev
 from c1.agent.context import Context
 from c1.retrieval.corpus import Corpus
 from c1.retrieval.evidence import FLOOR, confidences
-from c1.retrieval.evidence import monotone as evd_monotone
+from c1.retrieval.confidence import monotone as evd_monotone
 from c1.retrieval.fusion import rrf
 from c1.agent.loop import Agent
 from c1.agent.policy import Policy

@@ -269,7 +269,7 @@ def _read(tools: Tools, doc_id, query: str):
     if not chunks:
         return Observation(f"All {doc.n_chunks} chunk(s) of {doc_id} were already shown in this run.")
     from c1.retrieval.pages import reading_order
-    from c1.retrieval.passages import rank_in_document, within
+    from c1.retrieval.within import rank_in_document, within
     from c1.retrieval.scorers import make_scorer
 
     # the likeliest pages first (the page holding the figure asked about, not page 1): those of the best

@@ -160,7 +160,7 @@ def plain_result(documents: list[dict], question: str):
     from rich.table import Table
     from rich.text import Text
 
-    from c1.retrieval.passages import excerpt
+    from c1.retrieval.excerpt import excerpt
 
     rows = []
     for rank, d in enumerate(documents, start=1):

@@ -8,7 +8,7 @@ document-level evidence: how well their document's identity (title, file-name wo
 page) matches the names and period the query asks about (c1/retrieval/identity.py).
 
 A Corpus may live long (``c1 serve``, ``c1 mcp``) while ``c1 index`` changes the collection in
-another process: :meth:`Corpus.refresh`, called before each search, reopens the stores when the
+another process: :meth:`Corpus.refresh` (c1/retrieval/corpus_open.py), called before each search, reopens the stores when the
 manifest's generation counter moved (or the collection was removed and indexed again), which also
 gives Chroma's embedded client a fresh look at vectors it caches in memory; a read from Chroma that fails
 in the middle of a search (``c1 index --watch`` wrote meanwhile, and the client does not know ids that
@@ -19,19 +19,16 @@ past ``GREP_CACHE_CHARS``).
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from c1.retrieval.corpus_open import OpenCollection
 from c1.retrieval.fusion import RRF_K, rrf
 from c1.config import Settings
 from c1.store.embedders import Embedder, EmbedderError, embedder_for
-from c1.store.flat import vector_mark
 from c1.store.manifest import Chunk, DocRecord
 from c1.errors import C1Error
 from c1.retrieval.terms import content_terms, coverage
@@ -56,11 +53,9 @@ class RerankWeights:
     """score = cosine × embedding similarity + coverage × share of query terms present + fused × RRF score
     relative to the best candidate's.
 
-    Defaults measured (bench/search_quality.py --rerank-study, 200 pooled HotpotQA questions, k = 5):
-    the RRF order alone is as good as any blend of cosine and coverage (full recall 0.680 against
-    0.680 for 0.5/0.3/0.2, 0.635 cosine alone, 0.595 coverage alone; the built-in policy on top of
-    either: same within a question or two) and it is free, while the cosine of the BM25-only
-    candidates costs a vector fetch: ~3 ms at 2k chunks, ~10-30 ms at 100k (bench/search_latency.py).
+    Defaults by measurement (``bench/search_quality.py --rerank-study``; the figures: docs/relevance.md):
+    the RRF order alone is as good as any blend of cosine and coverage, and it is free, while the cosine
+    of the BM25-only candidates costs a vector fetch.
     """
 
     cosine: float = 0.0
@@ -71,18 +66,18 @@ class RerankWeights:
 AUTO_RERANK = {"search": False, "read": False}
 """Where ``--rerank auto`` re-ranks with the cross-encoder: nowhere yet, by measurement (docs/embedders.md):
 on the legal slice it put a gold clause first in a document's chunks less often than the cosine/coverage
-blend (0.19-0.20 against 0.29, 80 questions) at 13-17 s a document on the loaded 2 cores, and it did not
-lift a bge hybrid search. ``--rerank onnx`` (or a server's URL) turns both places on."""
+blend, at seconds a document, and it did not lift a bge hybrid search. ``--rerank onnx`` (or a server's
+URL) turns both places on."""
 
 
-class Corpus:
+class Corpus(OpenCollection):
     CANDIDATES = 50
     W_DOC = 0.5
     """Weight of document-level evidence (``doc_evidence``) added to a chunk's re-ranked score."""
     MIN_COSINE = 0.5
-    """Relevance floor for candidates that share no word with the query (see ``hybrid``). Random letter
-    strings reach a top-1 cosine of 0.46 at most on the pooled HotpotQA corpus (MiniLM), and no gold
-    paragraph of its 200 questions is a no-shared-word candidate: bench/search_quality.py --floor-study."""
+    """Relevance floor for candidates that share no word with the query (see ``hybrid``): above what random
+    letter strings reach on the pooled HotpotQA corpus, and no gold paragraph of its questions is a
+    no-shared-word candidate (``bench/search_quality.py --floor-study``; docs/relevance.md)."""
 
     RERANK_TOP = 10
     """Hybrid search: how many of its first chunks the cross-encoder re-orders (when it does, see ``AUTO_RERANK``)."""
@@ -113,129 +108,6 @@ class Corpus:
         """Calls in progress per store (by ``id``): a store replaced by a re-open is closed when its last call ends."""
         self._open()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="c1-search")
-
-    def _open(self, vectors=None) -> None:
-        from c1.store.collection import open_store
-
-        mark = vector_mark(self.settings)  # before the store is read: a write after it changes the mark
-        store = open_store(self.settings, self.embedder, create=False, vectors=vectors, flat_mark=mark)
-        self._vectors_mark = None if store.readonly else mark
-        self._snapshot_mark = None
-        counts = store.manifest.counts()
-        if counts["chunks"] == 0:
-            store.close()
-            raise C1Error(f"collection {self.settings.collection!r} is empty: index some files with `c1 index PATH`")
-        self.store = store
-        self.size = counts["chunks"]
-        self.generation = store.manifest.generation()
-        self._manifest_id = _file_id(store.manifest.path)
-        self._docs: OrderedDict[str, DocRecord] = OrderedDict()
-        self._grep: list[tuple[str, str]] | None = None
-        self._grep_streams = False
-        self._identities: dict[str, object] = {}  # per document, what its title, file name and first page say
-        self._mentions: dict[str, int] = {}  # phrase → chunks that hold it
-        self.warnings = []
-        if store.lexical is None:
-            self.warnings.append(f"keyword search is off: {store.lexical_problem}; `c1 index` repairs it")
-        elif (n := store.lexical.count()) != self.size:
-            self.warnings.append(f"the lexical index holds {n} of the {self.size} chunks; `c1 index` repairs it")
-        self._base_warnings = list(self.warnings)
-        self._embedding_state()
-
-    def _embedding_state(self) -> None:
-        """``self.embedding``: None once every chunk has its vector, else how far embedding is (``c1 index``
-        writes keywords first): chunks without a vector are found by BM25 only, so results may be less
-        complete, never wrong. Said in ``warnings`` (stderr) and in ``--json`` (stats)."""
-        from c1.store.lock import lock_holder
-
-        missing = self.store.manifest.count_without_vectors()
-        self.warnings = list(self._base_warnings)
-        if not missing:
-            self.embedding = None
-            return
-        done = self.size - missing
-        writer = lock_holder(self.settings.collection_dir)
-        self.embedding = {"chunks": self.size, "embedded": done, "share": round(done / self.size, 4),
-                          "indexing": writer is not None}
-        how = (f"still being embedded (pid {writer.get('pid', '?')})" if writer is not None
-               else "not fully embedded: `c1 index` embeds the rest")
-        self.warnings.append(f"the collection is {how}: {done:,} of {self.size:,} chunks have vectors "
-                             f"({100 * done / self.size:.0f}%); the others are searched by keywords only")
-
-    def refresh(self) -> bool:
-        """Reopen the collection if ``c1 index`` changed it since it was opened; True when it did.
-        The old store is closed (its manifest, lexical index, vector client) once no call is reading
-        it (:meth:`_held`)."""
-        with self._lock:
-            try:
-                same_file = _file_id(self.store.manifest.path) == self._manifest_id
-            except FileNotFoundError:
-                raise C1Error(f"collection {self.settings.collection!r} was removed") from None
-            if same_file and self.store.manifest.generation() == self.generation:
-                if self.embedding is not None:
-                    self._embedding_state()  # how far embedding is, between two reopenings
-                return False
-            old = self.store
-            kept = None
-            if same_file and self._vectors_mark is not None and vector_mark(self.settings) == self._vectors_mark:
-                kept = old.vectors  # only the manifest and the lexical index changed (the keyword phase of
-                # `c1 index`): no new Chroma client, no HNSW index read again; what this client holds is what
-                # a fresh one would read. An embedder change (--rebuild) writes vectors: not this path.
-            else:
-                from c1.store.vectors import fresh_clients
-
-                fresh_clients()
-                if self._own_embedder:  # `c1 index --rebuild` may have changed the collection's embedder
-                    from c1.store.embedders import builtin_for
-
-                    if not self.settings.embed_url and builtin_for(self.settings) != self.embedder.name:
-                        self.embedder = embedder_for(self.settings)
-                        self._qcache.clear()
-            self._open(vectors=kept)
-            if kept is not None and self.store.vectors is kept:
-                old.vectors_passed_on = True
-            idle = self._users.get(id(old), 0) == 0
-        if idle:  # else the last call still reading it closes it (_held)
-            old.close()
-        return True
-
-    @contextlib.contextmanager
-    def _held(self):
-        """The current store, for one call: a re-open meanwhile does not close it under the call."""
-        with self._lock:
-            store = self.store
-            key = id(store)
-            self._users[key] = self._users.get(key, 0) + 1
-        try:
-            yield store
-        finally:
-            with self._lock:
-                self._users[key] -= 1
-                last = self._users[key] == 0
-                if last:
-                    del self._users[key]
-                retired = last and store is not self.store
-            if retired:
-                store.close()
-
-    def snapshot_vectors(self) -> bool:
-        """Write the snapshot that lets a fresh reader search this collection without Chroma
-        (:mod:`c1.store.flat`), once per state of the store, when it is fully embedded and not already read
-        from a snapshot. The resident process calls it after answering. True when written."""
-        from c1.store import flat
-
-        with self._held() as store:
-            mark = self._vectors_mark
-            if (mark is None or mark == self._snapshot_mark or self.embedding is not None
-                    or isinstance(store.vectors, flat.FlatVectors)):
-                return False
-            self._snapshot_mark = mark
-            return flat.write(self.settings, store.vectors, mark)
-
-    def close(self) -> None:
-        self.store.close()
-        if hasattr(self, "_pool"):
-            self._pool.shutdown(wait=False)
 
     # lookups ----------------------------------------------------------------------------
     def doc(self, doc_id: str) -> DocRecord | None:
@@ -547,8 +419,3 @@ def passage_text(doc: DocRecord, chunk: Chunk) -> str:
     """What the reranker reads of a chunk: its document's title (a passage's text may not name its subject), then the text."""
     title = (doc.title or "").strip()
     return f"{title}\n{chunk.text}" if title and not chunk.text.startswith(title) else chunk.text
-
-
-def _file_id(path) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino

@@ -1,0 +1,69 @@
+"""Bridges: the names in a document that the question lacks, which lead a multi-hop search to its next
+document ("... in the autonomous community of Murcia")."""
+
+from __future__ import annotations
+
+import re
+
+from c1.retrieval import text as tx
+from c1.retrieval.terms import STOPWORDS
+
+BRIDGE_SHARE = 0.005
+"""A name held by more of the corpus's chunks than this (and than ``common_mentions``) is no bridge:
+a section heading of every filing ("Management's Discussion"), a colleague's first name in a mailbox."""
+BRIDGES_PER_PIVOT = 3
+
+
+def bridges(ranker, doc, title: str) -> list[str]:
+    """Names in the document's content that the question lacks, best sentence first: not its
+    own title, not a date, a year, a bare first name, a capitalised word that only starts
+    sentences, or a name written all over the corpus (``ranker``: the question's
+    :class:`c1.retrieval.evidence.Ranker`; ``doc``: a ``DocView``; ``title``: its title as a name)."""
+    q_lower = ranker.asked.text.lower()
+    terms = set(ranker.asked.terms)
+    body = "\n".join(tx.content(t) for _, t in doc.chunks)
+    firsts = tx.bare_first_names(body)
+    scored: dict[str, float] = {}
+    pos = 0
+    for _, text in doc.chunks:
+        for s, e in tx.units(text):
+            sent = text[s:e]
+            words = set(re.findall(r"[\w']+", sent.lower()))
+            rel = sum(1 for t in terms if t in words)
+            for ent in tx.entities(sent):
+                low = ent.lower()
+                if low in q_lower or len(ent) < 3 or tx.YEAR.match(ent) or any(w in tx.CALENDAR for w in ent.split()):
+                    continue
+                n = ranker.normed(ent)
+                if not n or n == title or n in title or n in STOPWORDS:
+                    continue
+                if " " not in ent and (ent in firsts or not _mid_sentence(body, ent)):
+                    continue
+                score = rel - 0.1 * pos
+                if score > scored.get(ent, -1e9):
+                    scored[ent] = score
+            pos += 1
+    picks = sorted(scored, key=lambda e: -scored[e])
+    out = [e for e in picks[: 4 * BRIDGES_PER_PIVOT] if not ranker.common(e, BRIDGE_SHARE)][:BRIDGES_PER_PIVOT + 1]
+    return out
+
+
+_BEFORE_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789,;:)")
+
+
+def _mid_sentence(text: str, word: str) -> bool:
+    r"""``word`` occurs capitalised after a lower-case word or a comma somewhere in ``text``: a name,
+    not a capitalised word that only starts sentences ("Effective January 1, …"). The same as
+    ``re.search(r"[a-z0-9,;:)]\s+WORD(?!\w)")``, read from the word's own occurrences (a filing's text is
+    long and a run asks this of every one-word name in it)."""
+    n, i = len(word), text.find(word)
+    while i != -1:
+        after = text[i + n:i + n + 1]
+        if not (after.isalnum() or after == "_"):
+            j = i - 1
+            while j >= 0 and text[j].isspace():
+                j -= 1
+            if 0 <= j < i - 1 and text[j] in _BEFORE_NAME:
+                return True
+        i = text.find(word, i + 1)
+    return False

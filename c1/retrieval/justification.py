@@ -1,0 +1,52 @@
+"""The built-in policy's justification of a document within a run, before passages exist: the one
+readable sentence of the chunks it holds that bears most on the question (:func:`justify`)."""
+
+from __future__ import annotations
+
+import re
+
+from c1.retrieval import sentences as sx
+
+def justify(ranker, doc, qsim: dict[str, float], ranking=None) -> str:
+    """The built-in policy's justification of a document from the chunks it holds (``doc``: an
+    ``evidence.DocView``): the readable sentence holding most of the question's terms, each weighted by
+    its rarity in the corpus (and, for a document a bridge brought in, the bridge's name), best chunk
+    first on ties; never a header, greeting, signature or separator, and a sentence that many chunks
+    hold word for word (a mailing list's footer, a disclaimer) is boilerplate, passed over."""
+    from c1.retrieval.terms import content_terms
+    from c1.store.lexical import stems
+
+    weights = dict(ranker.asked.weights)
+    if ranking is not None and ranking.features.get(doc.doc_id, {}).get("bridge"):
+        for p in ranking.pivots:
+            for e in ranking.bridges.get(p, [])[:3]:
+                for w in content_terms(e):
+                    weights.setdefault(w, 1.0)
+    wanted = {(stems(t) or [t])[0]: w for t, w in weights.items()}
+    cands = []
+    for cid, text in doc.chunks:
+        units = sx.split(text)
+        for i, u in enumerate(units):
+            if u.kind not in sx.READABLE:
+                continue
+            unit = u.text(text)
+            have = set(stems(unit))
+            hit = sum(w for t, w in wanted.items() if t in have)
+            n_words = sx.words(unit)
+            fit = hit + 0.1 * qsim.get(cid, 0.0) + min(n_words, 30) / 300 - (0.5 if n_words < 4 else 0.0)
+            shown = sx.row_with_header(text, units, i) if u.kind == "row" else sx.readable(unit)
+            cands.append((fit, shown, unit))
+    cands.sort(key=lambda c: -c[0])
+    for _, shown, unit in cands[:6]:
+        if not _boilerplate(ranker.searcher, unit):
+            return shown
+    return cands[0][1] if cands else ""
+
+
+def _boilerplate(corpus, unit: str, copies: int = 5) -> bool:
+    """A sentence whose first words more than ``copies`` chunks hold word for word (a list footer, a
+    disclaimer, one message filed in several folders) justifies nothing."""
+    if corpus is None or not hasattr(corpus, "mentions"):
+        return False
+    head = " ".join(re.findall(r"\w+", unit)[:10])
+    return len(head.split()) >= 4 and corpus.mentions(head) > copies
