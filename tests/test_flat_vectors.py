@@ -26,7 +26,31 @@ def indexed(c1_home, run_c1, shared_data, tmp_path):
     docs.mkdir()
     write_jsonl(docs / "paragraphs.jsonl", hotpot_paragraphs(shared_data, 4))
     assert run_c1("index", docs, "--quiet").rc == 0
-    return Settings(home=c1_home), docs
+    settings = Settings(home=c1_home)
+    assert flat.fresh(settings), "c1 index writes the snapshot of what it embedded"
+    flat.snapshot_path(settings).unlink()  # the tests below start from Chroma alone, as an older index
+    return settings, docs
+
+
+def test_c1_index_writes_the_snapshot_so_that_every_process_answers_alike(c1_home, run_c1, shared_data, tmp_path):
+    docs = tmp_path / "corpus"
+    docs.mkdir()
+    write_jsonl(docs / "paragraphs.jsonl", hotpot_paragraphs(shared_data, 4))
+    assert run_c1("index", docs, "--quiet").rc == 0
+    settings = Settings(home=c1_home)
+    assert flat.fresh(settings)
+    code = ("import json, sys; from pathlib import Path; from c1.config import Settings; "
+            "from c1.service.search_service import search_here; "
+            "r = search_here(Settings(home=Path(sys.argv[1])), sys.argv[2], lambda *a: None); "
+            "print(json.dumps([[(d['id'], d['score']) for d in r.documents], 'chromadb' in sys.modules]))")
+    answers = [subprocess.run([sys.executable, "-c", code, str(settings.home), q], capture_output=True, text=True,
+                              check=True).stdout for q in QUESTIONS[:2] for _ in range(2)]
+    assert answers[0] == answers[1] and answers[2] == answers[3], "the same answer in every process"
+    assert json.loads(answers[0])[1] is False, "no chromadb for a first search"
+    (docs / "note.md").write_text("# Quarry lease\n\nThe quarry lease at Halvorsen Ridge ends in 2031.\n")
+    before = flat.snapshot_path(settings).read_bytes()
+    assert run_c1("index", docs, "--quiet").rc == 0
+    assert flat.fresh(settings) and flat.snapshot_path(settings).read_bytes() != before, "written anew"
 
 
 def _open(settings):
@@ -66,8 +90,10 @@ def test_a_write_to_the_store_makes_the_snapshot_stale(indexed, run_c1):
     corpus, _ = _open(settings)
     assert corpus.snapshot_vectors()
     corpus.close()
+    old = flat.snapshot_path(settings).read_bytes()
     (docs / "note.md").write_text("# Quarry lease\n\nThe quarry lease at Halvorsen Ridge ends in 2031.\n")
     assert run_c1("index", docs, "--quiet").rc == 0
+    flat.snapshot_path(settings).write_bytes(old)  # the snapshot of the store before that write
     assert not flat.fresh(settings)
     fresh_clients()  # as a long-lived reader does: Chroma's cached client keeps the index it read
     corpus, vectors = _open(settings)

@@ -180,6 +180,8 @@ class Indexer:
             report.warnings.append({"path": str(self.settings.collection_dir), "warning": said})
         if self.embed:
             self._embed_missing(store, report)
+            if changed is None:
+                self._snapshot(store)
         report.repaired = report.repaired or (resumed and self.embed)
         counts = store.manifest.counts()
         report.documents = counts["documents"]
@@ -187,6 +189,17 @@ class Indexer:
         report.without_vectors = store.manifest.count_without_vectors()
         report.seconds = time.perf_counter() - started
         return report
+
+    def _snapshot(self, store: "Store") -> None:
+        """The vector snapshot (:mod:`c1.store.flat`) of a fully embedded collection, when it has none at the
+        store's present mark: every reader then searches the vectors exactly, the same answer in every
+        process (Chroma's HNSW graph is approximate, and rebuilt on opening from what its log holds, so
+        two processes could find different neighbours), and a first search need not import chromadb."""
+        from c1.store import flat
+
+        if store.manifest.count_without_vectors() or flat.fresh(self.settings):
+            return
+        flat.write(self.settings, store.vectors, flat.vector_mark(self.settings))
 
     def _probe(self) -> None:
         """Embed one word, once per indexer: a dead embedding server is a one-line error before any write."""

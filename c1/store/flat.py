@@ -1,9 +1,11 @@
 """Exact dense search from a snapshot of a collection's vectors, for readers that need not open Chroma.
 
 Importing chromadb costs a fresh process about 0.6 CPU s, the largest part of its first search
-(docs/benchmarks.md). So for an embedded collection of up to :data:`FLAT_MAX` chunks, the resident
-process writes the vectors Chroma holds (ids and a float32 matrix) to ``vectors.npz`` beside the
-manifest, once it has answered a search, stamped with the Chroma store's :func:`vector_mark`. A reader
+(docs/benchmarks.md), and Chroma's HNSW graph is approximate and rebuilt on opening from its write log,
+so two processes can find different neighbours for one query. So for an embedded collection of up to
+:data:`FLAT_MAX` chunks, ``c1 index`` (once every chunk has its vector) and the resident process (once it
+has answered a search, after a watch's writes) write the vectors Chroma holds (ids and a float32 matrix)
+to ``vectors.npz`` beside the manifest, stamped with the Chroma store's :func:`vector_mark`. A reader
 whose mark equals the stamp searches the snapshot by exact cosine similarity instead of opening
 Chroma; every write to the Chroma store changes the mark, so a stale snapshot is never read (that
 reader opens Chroma as before, and the resident process writes a new snapshot after its search).
