@@ -131,7 +131,7 @@ RANGES: dict[str, tuple[float | None, float | None, bool]] = {
 }
 """The bounds of every setting, whoever gives it: the command-line flags (c1/cli.py), the config file
 and ``C1_*`` variables (``C1_PARALLEL=1000`` would otherwise start a thousand agents), the search API
-and MCP (c1/service.py): one set of limits."""
+and MCP (c1/service/search_service.py): one set of limits."""
 
 MAX_QUERY_CHARS = 4000
 """The longest question, on the command line, in ``--batch`` and through the API."""
