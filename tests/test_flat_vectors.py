@@ -20,25 +20,25 @@ QUESTIONS = ["Which magazine was started first?", "Who directed the film?", "Whe
              "the river that flows through the capital", "a band formed in the 1990s"]
 
 
-@pytest.fixture
-def indexed(c1_home, run_c1, shared_data, tmp_path):
+def _index(c1_home, run_c1, shared_data, tmp_path) -> tuple[Settings, object]:
     docs = tmp_path / "corpus"
     docs.mkdir()
     write_jsonl(docs / "paragraphs.jsonl", hotpot_paragraphs(shared_data, 4))
     assert run_c1("index", docs, "--quiet").rc == 0
     settings = Settings(home=c1_home)
     assert flat.fresh(settings), "c1 index writes the snapshot of what it embedded"
+    return settings, docs
+
+
+@pytest.fixture
+def indexed(c1_home, run_c1, shared_data, tmp_path):
+    settings, docs = _index(c1_home, run_c1, shared_data, tmp_path)
     flat.snapshot_path(settings).unlink()  # the tests below start from Chroma alone, as an older index
     return settings, docs
 
 
 def test_c1_index_writes_the_snapshot_so_that_every_process_answers_alike(c1_home, run_c1, shared_data, tmp_path):
-    docs = tmp_path / "corpus"
-    docs.mkdir()
-    write_jsonl(docs / "paragraphs.jsonl", hotpot_paragraphs(shared_data, 4))
-    assert run_c1("index", docs, "--quiet").rc == 0
-    settings = Settings(home=c1_home)
-    assert flat.fresh(settings)
+    settings, docs = _index(c1_home, run_c1, shared_data, tmp_path)
     code = ("import json, sys; from pathlib import Path; from c1.config import Settings; "
             "from c1.service.search_service import search_here; "
             "r = search_here(Settings(home=Path(sys.argv[1])), sys.argv[2], lambda *a: None); "
