@@ -516,9 +516,9 @@ def test_index_leaves_the_resident_process_started_and_warm(new_c1_env):
 
 
 def test_a_fresh_resident_process_searches_the_snapshot_its_predecessor_wrote_without_chroma(new_c1_env):
-    """After `c1 index`, the resident process writes the collection's vector snapshot (c1/store/flat.py); the
-    next one started for the home answers from it with Chroma never loaded, and prints what an in-process
-    search reading Chroma prints."""
+    """`c1 index` writes the collection's vector snapshot (c1/store/flat.py); a resident process started for
+    the home answers from it with Chroma never loaded, and prints what an in-process search reading Chroma
+    prints."""
     from c1.store import flat
 
     env = new_c1_env("snapshot")
@@ -528,7 +528,6 @@ def test_a_fresh_resident_process_searches_the_snapshot_its_predecessor_wrote_wi
     settings = settings_of(env.env)
     try:
         assert c1(env, "index", env.corpus, "--quiet").rc == 0
-        wait_logged(env.env, "wrote the vector snapshot of 'default'", ping(env.env)["pid"])
         assert flat.fresh(settings)
         stop(env.env)
         first = answered(env, "search", QUESTIONS[0], "--json", "-k", "3").json()
@@ -539,6 +538,10 @@ def test_a_fresh_resident_process_searches_the_snapshot_its_predecessor_wrote_wi
         here = c1(env, "search", QUESTIONS[0], "--json", "-k", "3", daemon=False).json()  # reads Chroma
         assert [d["id"] for d in first["documents"]] == [d["id"] for d in here["documents"]]
         assert first["documents"]
+        stop(env.env)  # a resident process that found no snapshot writes it once it has answered
+        answered(env, "search", QUESTIONS[1], "--json", "-k", "3")
+        wait_logged(env.env, "wrote the vector snapshot of 'default'", ping(env.env)["pid"])
+        assert flat.fresh(settings)
     finally:
         stop(env.env)
 
