@@ -573,6 +573,19 @@ def test_a_letter_spaced_first_line_is_no_title(tmp_path):
     assert is_junk("M U T U A L  N O N D I S C L O S U R E") and not is_junk("Q1 and Q2 of FY 2024 in the US")
 
 
+def test_a_first_line_of_prose_gives_its_first_sentence_or_the_file_name(tmp_path):
+    notes = tmp_path / "Quarterly notes (v2) [draft].txt"
+    notes.write_text("Quarterly review notes. Marketing spent 75000 in Q2 against a budget of 75000.\n")
+    assert load_one(notes, "text").title == "Quarterly review notes"
+    long = tmp_path / "memo.txt"
+    long.write_text("We met on Tuesday with the whole team to go over the budget and the plan for the rest of the "
+                    "year. Nothing was decided.\n")
+    assert load_one(long, "text").title == "memo.txt"
+    contract = tmp_path / "c.txt"
+    contract.write_text("Exhibit 10.6 TRADEMARK LICENSE AGREEMENT This TRADEMARK LICENSE AGREEMENT is made by Acme Inc.\n")
+    assert load_one(contract, "text").title.startswith("Exhibit 10.6 TRADEMARK LICENSE AGREEMENT")
+
+
 def test_html_to_text(tmp_path):
     html = """<!DOCTYPE html><html><head><meta charset="windows-1252">
     <title>Caf\xe9 &amp; Co</title><style>body { color: red }</style>

@@ -8,7 +8,7 @@ from c1.index.documents import Document, Skip
 from c1.index.headers import MD_HEADING
 from c1.index.loaders.common import BOMS, SNIFF, clip, file_name, first_line, normalize_newlines, read_bytes
 from c1.index.loaders.registry import Format, Loaded, register
-from c1.index.loaders.titles import letter_spaced, strip_heading_marks
+from c1.index.loaders.titles import line_title, strip_heading_marks
 
 _ASCII = bytes(range(128))
 _ALLOWED_CONTROLS = set("\t\n\r\f\x1a")  # \x1a: the end-of-file mark of old DOS files
@@ -24,8 +24,7 @@ def load_text(path: str) -> Loaded:
     if not text.strip():
         raise Skip("no text (only whitespace)")
     title = _markdown_title(text) if path.lower().endswith((".md", ".markdown")) else None
-    first = strip_heading_marks(first_line(text))
-    title = title or (first if not letter_spaced(first) else "") or file_name(path)
+    title = title or line_title(strip_heading_marks(first_line(text))) or file_name(path)
     return [Document(key=path, path=path, title=title, text=text)], warnings
 
 

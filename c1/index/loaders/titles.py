@@ -98,6 +98,24 @@ def letter_spaced(text: str) -> bool:
     return len(words) >= 6 and sum(len(w) <= 2 for w in words) >= 0.75 * len(words)
 
 
+_SENTENCE_THEN_MORE = re.compile(r"([a-z]{2,}[.!?])\s+[A-Z][a-z]")
+LINE_TITLE_WORDS = 12
+"""A first line that is prose gives its first sentence as the title when it is this short at most."""
+
+
+def line_title(line: str) -> str:
+    """What a text's first line gives as its title: the line itself; its first sentence where the line is
+    prose (a sentence, then another: "Quarterly review notes. Marketing spent 75000 in Q2 ..."), when
+    that sentence is short; nothing where it is a long sentence or letter-spaced (then the file name)."""
+    if letter_spaced(line):
+        return ""
+    m = _SENTENCE_THEN_MORE.search(line)
+    if m is None:
+        return line
+    head = line[: m.end(1)].rstrip(".!?").strip()
+    return head if len(head.split()) <= LINE_TITLE_WORDS else ""
+
+
 def garbled(text: str) -> bool:
     """Text that did not decode right: control or private-use characters (glyphs with no
     Unicode mapping), U+FFFD, a UTF-16 byte-order mark read as Latin-1 ("þÿ…"), or mojibake,
