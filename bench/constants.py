@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""How many numbers are set by hand in the ranking code (issue 30): named numeric constants (UPPER_CASE, at
+module or class level), numeric class defaults other than 0 (a dataclass's knobs), and numeric parameter
+defaults other than 0 and 1, in c1/retrieval and c1/agent/policies. Cache sizes, timeouts and retries are
+left out: they set no ranking. Prints the count per file and the names.
+
+    python bench/constants.py            # the ranking numbers
+    python bench/constants.py --all      # cache sizes, timeouts and retries too
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ROOTS = ("c1/retrieval", "c1/agent/policies")
+ENGINEERING = ("cache", "timeout", "retries", "backoff", "texts", "chars")
+
+
+def _number(node) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return _number(node.operand)
+    if isinstance(node, ast.Tuple):
+        return bool(node.elts) and all(_number(e) for e in node.elts)
+    if isinstance(node, ast.BinOp):
+        return _number(node.left) and _number(node.right)
+    return False
+
+
+def _kept(name: str, every: bool) -> bool:
+    return every or not any(w in name.lower() for w in ENGINEERING)
+
+
+def numbers(path: Path, every: bool = False) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.Module, ast.ClassDef)):
+            for st in node.body:
+                if not isinstance(st, (ast.Assign, ast.AnnAssign)) or st.value is None:
+                    continue
+                for target in st.targets if isinstance(st, ast.Assign) else [st.target]:
+                    if not isinstance(target, ast.Name) or not _number(st.value):
+                        continue
+                    name = target.id
+                    zero = isinstance(st.value, ast.Constant) and st.value.value == 0
+                    if (name.isupper() or isinstance(node, ast.ClassDef)) and not name.startswith("_") and not zero \
+                            and _kept(name, every):
+                        out.append(name)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            pairs = list(zip(a.args[len(a.args) - len(a.defaults):], a.defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+            for arg, default in pairs:
+                if default is not None and _number(default) and _kept(arg.arg, every) \
+                        and not (isinstance(default, ast.Constant) and default.value in (0, 1)):
+                    out.append(f"{node.name}({arg.arg}=)")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--all", action="store_true", help="count cache sizes, timeouts and retries too")
+    args = ap.parse_args()
+    found = {p: numbers(p, args.all) for root in ROOTS for p in sorted((REPO / root).rglob("*.py"))}
+    for path, names in sorted(found.items(), key=lambda kv: -len(kv[1])):
+        if names:
+            print(f"{len(names):3d}  {path.relative_to(REPO)}  {' '.join(names)}")
+    print(f"total {sum(len(n) for n in found.values())}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
