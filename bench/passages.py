@@ -36,7 +36,7 @@ passages are recomputed from the cached documents at every run: ``--fresh`` runs
     python bench/passages.py --corpus legal --scorer terms,reranker
     python bench/passages.py --corpus legal --limit 60 --scorer auto --dump after.jsonl   # diff two versions
     python bench/passages.py --corpus legal --scorer auto --systems builtin --misses       # why each miss
-    python bench/passages.py --corpus legal --scorer auto --systems builtin --choose near_chunks=2,0
+    python bench/passages.py --corpus legal --scorer auto --systems builtin --choose lead_chunks=1,0
 """
 
 from __future__ import annotations
@@ -435,7 +435,7 @@ def main() -> None:
     ap.add_argument("--per-doc", default=None, help="passages of the first document and of each other, e.g. 5,1")
     ap.add_argument("--keep", type=float, default=None, help="share of the best score a kept passage needs")
     ap.add_argument("--choose", action="append", default=[], metavar="NAME=VALUE",
-                    help="a setting of passages.choose, e.g. near_chunks=2,0 or anchors=2 (repeatable)")
+                    help="a setting of passages.choose, e.g. lead_chunks=1,0 or anchors=2 (repeatable)")
     ap.add_argument("--fresh", action="store_true", help="run the searches again (not the cached runs)")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--misses", action="store_true", help="print each question whose gold is not among the top document's passages")

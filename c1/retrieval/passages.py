@@ -27,7 +27,7 @@ a clause, a row, a sentence. For the returned documents (in rank order):
    each weighted by its document's confidence relative to the first document's: each grows into a
    passage with its neighbours that score nearly as well (up to ``WINDOW_CHARS``), none overlapping
    another of its document, at most ``PER_DOC`` a document (the first document's best five; another's
-   only near the best: ``KEEP``; none ending on a lead-in: :func:`_past_lead_in`), until the budget
+   only near the best: ``KEEP``; none ending on a lead-in: :func:`c1.retrieval.candidates.past_lead_in`), until the budget
    (``--evidence-tokens``) is spent. The first document is scored first: a document after the
    ``GIVEN`` first whose relative confidence is under ``KEEP`` of the best weighted score yet could keep
    nothing (a score is at most 1), and is not scored at all (the cross-encoder's pairs are most of the
@@ -59,10 +59,6 @@ CHUNKS = (400, 2)
 """Chunks opened for the first document (all of a 200-page filing), and for each of the others."""
 LEAD_CHUNKS = (2, 0)
 """Of those, the best chunks (by ``rank_in_document``) whose every sentence is scored."""
-NEAR_CHUNKS = (1, 0)
-"""The chunks nearest the question by their stored vectors alone (no new embedding) whose every
-sentence is scored too: a clause that shares no word with the question ("cap on liability" for a
-question on limits of damages) reaches the scorer."""
 PER_DOC = (5, 1)
 """Passages kept for the first document, and for each of the others."""
 KEEP = 0.5
@@ -136,7 +132,6 @@ class Knobs:
     shortlist: tuple[int, int] = SHORTLIST
     per_page: int = PER_PAGE
     lead_chunks: tuple[int, int] = LEAD_CHUNKS
-    near_chunks: tuple[int, int] = NEAR_CHUNKS
     section_chunks: tuple[int, int] = SECTION_CHUNKS
     anchors: int = ANCHORS
     tables: int = TABLE_PAGES
@@ -225,10 +220,8 @@ class _Reading:
         self.records[doc_id] = corpus.doc(doc_id)
         pool = corpus.chunks(seen[doc_id]) if rank and seen and seen.get(doc_id) else corpus.doc_chunks(doc_id)
         holding: set[str] = set()
-        nearest: list[str] = []
-        ranked = rank_in_document(corpus, self.question, pool, vector, holding=holding, nearest=nearest)
+        ranked = rank_in_document(corpus, self.question, pool, vector, holding=holding)
         opened = [c for c, _ in ranked][: _of(k.chunks, rank)]
-        near = set(nearest[: _of(k.near_chunks, rank)])
         doc = _Document(rank, doc_id, by_n={c.n: c for c in pool} if first and k.section_chunks[0] else {})
         opening = openings(doc.by_n, opened[: k.section_chunks[0]]) if doc.by_n else {}
         if first:
@@ -237,7 +230,7 @@ class _Reading:
                                        k.tables)
         row_chunks = {c.id for c in opened if any(c.start <= a < c.end for a in doc.page_rows)}
         for place, chunk in enumerate(opened):
-            is_lead = place < _of(k.lead_chunks, rank) or chunk.id in near
+            is_lead = place < _of(k.lead_chunks, rank)
             is_section = place < _of(k.section_chunks, rank) or chunk.id in opening
             listed = is_lead or chunk.id in holding or len(pool) <= 1 or chunk.id in row_chunks
             if listed or is_section:  # else none of its sentences holds a term of the question

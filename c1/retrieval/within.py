@@ -112,7 +112,7 @@ def _title_runs(question: str, own) -> list[tuple[str, ...]]:
 
 
 def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: bool = False,
-                     holding: set | None = None, nearest: list | None = None) -> list[tuple[object, float]]:
+                     holding: set | None = None) -> list[tuple[object, float]]:
     """A document's ``chunks`` (Chunk objects), best first, each with its similarity to the question
     (``Corpus.rank_chunks``: in [0, 1]). The order is the RRF of that similarity's order and BM25 among
     the document's own chunks — a term rare within the document ("employees" in a 10-K that names its
@@ -120,9 +120,7 @@ def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: b
     even when its embedding is no closer to the question than a hundred others. ``rerank``: that
     similarity's first chunks re-ordered by the cross-encoder where the corpus re-ranks a document's
     chunks (``Corpus.rank_chunks``). ``holding``: a set given is filled with the ids of the chunks
-    that hold a term of the question (as the document reads it: :func:`within`); ``nearest``: a list
-    given gets the chunks' ids in the order of their similarity alone (the stored vectors: a chunk
-    that shares no word with the question can still be near it)."""
+    that hold a term of the question (as the document reads it: :func:`within`)."""
     from c1.retrieval.fusion import rrf
 
     if not chunks:
@@ -131,8 +129,6 @@ def rank_in_document(corpus, question: str, chunks: list, vector=None, rerank: b
     if len(chunks) == 1:
         return dense
     similarity = {c.id: s for c, s in dense}
-    if nearest is not None:
-        nearest.extend(c.id for c, _ in dense)
     terms = TermDenseScorer().terms(within(corpus, question, chunks[0].doc_id), [c.text for c in chunks])
     lexical = [chunks[i].id for i in sorted(range(len(chunks)), key=lambda i: -terms[i]) if terms[i] > 0]
     if holding is not None:
