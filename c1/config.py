@@ -138,8 +138,9 @@ MAX_QUERY_CHARS = 4000
 
 MIN_ROOM = 512
 """Tokens that ``budget × hard_cutoff`` must leave: the built-in policy's instructions and a short question
-take 407-465 (measured with ``c1 search --json``: ``stats.tokens.context_peak``), a search result needs room
-beside them; below this every search ended in "nothing found" (``errors: 1``)."""
+take most of them (``c1 search --json`` counts them: ``stats.tokens.context_peak``; docs/benchmarks.md,
+"Figures that were in the code"), a search result needs room beside them; below this every search
+ended in "nothing found" (``errors: 1``)."""
 
 
 def bounds(name: str) -> tuple[float | None, float | None]:

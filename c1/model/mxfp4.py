@@ -76,8 +76,9 @@ def e2m1_encode(y: np.ndarray) -> np.ndarray:
     """Round float values (already divided by their block scale) to E2M1 codes (uint8 0..15).
 
     Round to nearest, ties to even, saturating at +-6: the magnitude code is the count of
-    :data:`_ROUNDING_THRESHOLDS` reached (seven comparisons: about 8x faster than
-    ``rint(|y| / step)`` and a lookup on these array sizes, and exact).
+    :data:`_ROUNDING_THRESHOLDS` reached (seven whole-array comparisons: faster than
+    ``rint(|y| / step)`` and a lookup on these array sizes, and exact; a one-off timing,
+    docs/benchmarks.md, "Figures that were in the code").
     """
     y = np.asarray(y, dtype=np.float32)
     mag = np.abs(y)

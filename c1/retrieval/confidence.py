@@ -50,9 +50,9 @@ def calibrated(confidence: float, place: int, params: tuple[float, float, float]
     model's ``confidence``: ``σ(slope × logit(confidence) + bias + first × [place = 0])``. The evidence
     model scores each document alone and was fitted on multi-hop questions; what it cannot see is that the
     document a whole answer puts first is the one a known-item question asks for (a contract, a filing,
-    a mail: right at rank 1 for nearly every question at confidences of 0.2-0.5). Increasing in
-    ``confidence`` and lifting only the first place, it keeps a ranked answer's order and its confidences
-    non-increasing."""
+    a mail: right at rank 1 for nearly every question at middling confidences; docs/relevance.md, round 5).
+    Increasing in ``confidence`` and lifting only the first place, it keeps a ranked answer's order and its
+    confidences non-increasing."""
     slope, bias, first = params
     return logistic(slope * logit(confidence) + bias + (first if place == 0 else 0.0))
 

@@ -67,9 +67,9 @@ this share of the question's best is not kept (but for the best passage of the `
 GIVEN = 3
 """The first documents that each keep their best passage whatever their confidence relative to the
 first's: the second hop of a two-hop question (the club's paragraph that names the region asked
-about: "FC Cartagena ... in the autonomous community of Murcia") is returned at a fifth to a third of
-the first's confidence and its best sentence scores below the first's, so under ``KEEP`` alone it
-kept nothing, and the answer it holds was not handed over."""
+about: "FC Cartagena ... in the autonomous community of Murcia") is returned well below the
+first's confidence (docs/relevance.md, "Figures that were in the code") and its best sentence scores
+below the first's, so under ``KEEP`` alone it kept nothing, and the answer it holds was not handed over."""
 SHORTLIST = (24, 3)
 """Sentences scored by the scorer: a document's best by their terms (BM25 among its own sentences),
 with the sentences of its lead chunks (the rest rank below them, by their terms). More found the gold
@@ -96,8 +96,9 @@ the scorer prefers a prose sentence elsewhere."""
 NOTHING = 0.001
 """A sentence scoring under this share of the best sentence's score (or nothing at all) answers
 nothing: it is no passage, wherever it ranks. A share, not a bound: on a long question the
-cross-encoder is unsure of everything (a merger agreement's No-Shop clause can score a tenth of the
-best, itself near 0). Larger shares lost gold clauses the cross-encoder scores near 0 (docs/search.md)."""
+cross-encoder is unsure of everything (a merger agreement's No-Shop clause can score far below the
+best, itself near 0: docs/relevance.md). Larger shares lost gold clauses the cross-encoder scores near 0
+(docs/search.md)."""
 
 
 @dataclass

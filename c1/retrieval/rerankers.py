@@ -45,8 +45,8 @@ class OnnxReranker:
 
     ``max_tokens`` bounds a pair (query + passage + 3 special tokens); the query keeps at most
     ``query_tokens`` of them. Each pair runs alone: the graph quantises activations with one scale per
-    batch, so a pair's score would depend on its neighbours (by 0.12 on a logit of 9); alone it was
-    also no slower than in batches. One pair is too small for ONNX's own threads to share (two threads
+    batch, so a pair's score would depend on its neighbours (docs/embedders.md); alone it was also no
+    slower than in batches. One pair is too small for ONNX's own threads to share (two threads
     ran it no faster than one), so ``threads`` pairs run at once instead, each on one thread of one
     shared session (``InferenceSession.run`` is thread-safe): the same scores, in a fraction of the
     time (bench/drive.py times a search; docs/performance.md)."""

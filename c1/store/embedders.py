@@ -130,12 +130,12 @@ class OnnxEmbedder:
 
     Inputs are cut at ``max_tokens`` word pieces; BM25 still sees the whole chunk.
 
-    Settings by measurement (bench/embedder_speed.py, 2 shared cores): texts are sorted by length and
-    batched up to ``batch_tokens`` word pieces (padded width × rows), not by a count: one 256-piece
-    chunk per run is 1.5× faster than batches of 16 (24 vs 16 chunks/s; the attention tensors of a
-    large batch fall out of the caches), while short texts still gain from a few rows per run (48
-    pieces: 136 chunks/s by 4, 107 alone). ONNX's worker threads do not spin while they wait (with
-    spinning, 2 threads beside other work ran at 8.8 chunks/s against 12.6 without).
+    Settings by measurement (bench/embedder_speed.py; the figures: docs/benchmarks.md, "Indexing"): texts
+    are sorted by length and batched up to ``batch_tokens`` word pieces (padded width × rows), not by a
+    count: a full-length chunk runs alone, faster than in batches of 16 (the attention tensors of a large
+    batch fall out of the caches), while short texts still gain from a few rows per run. ONNX's worker
+    threads do not spin while they wait: spinning, a waiting thread takes a core that the work beside
+    it needs, and embedding beside other work ran slower.
     """
 
     name = "onnx"
@@ -224,14 +224,15 @@ class MiniLMEmbedder(OnnxEmbedder):
     """all-MiniLM-L6-v2, int8 ONNX, mean pooling, 384 dimensions; symmetric (queries as documents).
 
     256 word pieces is the length the model was fine-tuned at (sentence-transformers' own default for
-    it); 512 positions exist but are out of its training regime and cost twice the time."""
+    it); 512 positions exist but are out of its training regime and cost more time a chunk (more word
+    pieces, each attending to all the others; docs/benchmarks.md, "Figures that were in the code")."""
 
     name = "minilm-l6-int8"
     pooling = "mean"
     support_sim = 0.45
-    """The best similarity below which nothing held supports a question (c1/retrieval/evidence.py): random
-    word combinations reach 0.44-0.46 at the 90th percentile on the pooled sets, real questions 0.48 at
-    the 5th (bench/confidence_fit.py rows)."""
+    """The best similarity below which nothing held supports a question (c1/retrieval/evidence.py): above
+    what most random word combinations reach on the pooled sets, below what nearly every real question
+    reaches (bench/confidence_fit.py rows; the figures: docs/relevance.md, "Figures that were in the code")."""
 
     def _files(self) -> tuple[Path, Path]:
         return (_checked(model_file(), MODEL_SHA256, "the all-MiniLM-L6-v2 int8 ONNX model"),
@@ -246,16 +247,16 @@ class BgeSmallEmbedder(OnnxEmbedder):
     pooling = "cls"
     query_prefix = BGE_QUERY_PREFIX
     support_sim = 0.60
-    """bge's similarities sit higher than MiniLM's: real questions' best similarity is 0.612 (HotpotQA,
-    MuSiQue) and 0.703 (legal) at the 5th percentile, random words of the same questions 0.529 / 0.546 /
-    0.636 at the median (40 each, made by bench/confidence_fit.py's nonsense()); 0.60 keeps the real
-    ones and drops most random ones ("quantum sourdough starters on Mars" over mail: 0.466)."""
+    """bge's similarities sit higher than MiniLM's, real questions' and random words' alike (random words
+    of the same questions, made by bench/confidence_fit.py's nonsense()): 0.60 lies between the two, so it
+    keeps the real ones and drops most random ones, "quantum sourdough starters on Mars" over mail among
+    them (the figures: docs/relevance.md, round 4 and "Figures that were in the code")."""
 
     def __init__(self, max_tokens: int = 256, batch_tokens: int = 256, threads: int | None = None,
                  spin: bool = False, batch_size: int = 1):
         """One text per run: the graph quantises activations with one scale for the whole batch, so a
-        text's vector would depend on its neighbours (cosine 0.995 with one other); alone it is the
-        same in every run, at the same speed within the noise (86-piece texts, 2 shared cores)."""
+        text's vector would depend on its neighbours; alone it is the same in every run, at the same speed
+        within the noise (docs/embedders.md, "Which embedder a collection has")."""
         super().__init__(max_tokens, batch_tokens, threads, spin, batch_size)
 
     def _files(self) -> tuple[Path, Path]:

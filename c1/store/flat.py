@@ -1,8 +1,8 @@
 """Exact dense search from a snapshot of a collection's vectors, for readers that need not open Chroma.
 
-Importing chromadb costs a fresh process about 0.6 CPU s, the largest part of its first search
-(docs/benchmarks.md), and Chroma's HNSW graph is approximate and rebuilt on opening from its write log,
-so two processes can find different neighbours for one query. So for an embedded collection of up to
+Importing chromadb is the largest part of a fresh process's first search (docs/benchmarks.md, "Where
+the first search's time goes"), and Chroma's HNSW graph is approximate and rebuilt on opening from its
+write log, so two processes can find different neighbours for one query. So for an embedded collection of up to
 :data:`FLAT_MAX` chunks, ``c1 index`` (once every chunk has its vector) and the resident process (once it
 has answered a search, after a watch's writes) write the vectors Chroma holds (ids and a float32 matrix)
 to ``vectors.npz`` beside the manifest, stamped with the Chroma store's :func:`vector_mark`. A reader
@@ -12,7 +12,8 @@ reader opens Chroma as before, and the resident process writes a new snapshot af
 
 Chroma stays the store of the vectors: the snapshot is a cache that any reader may ignore and anyone
 may delete. Below :data:`FLAT_MAX` an exact scan is as fast as Chroma's query and finds what its HNSW
-graph finds, up to the graph's approximation (on 8k FinanceBench chunks, 48.8 of the same top 50: bench/flat_vectors.py).
+graph finds, up to the graph's approximation (bench/flat_vectors.py counts the top 50 both share;
+docs/benchmarks.md, "The vector snapshot").
 """
 
 from __future__ import annotations
@@ -30,10 +31,9 @@ if TYPE_CHECKING:
 
 SNAPSHOT = "vectors.npz"
 FLAT_MAX = 25_000
-"""The most chunks a snapshot is written for: about where a scan costs what Chroma's HNSW query costs
-(bench/flat_vectors.py, one BLAS thread, 384 dimensions: 0.34 CPU ms a query on 8k FinanceBench chunks
-against Chroma's 2.37 ms; random vectors: 1.16 ms at 12k, 2.53 at 25k, 6.87 at 50k, 13.4 at 100k, while
-HNSW grows with the log of the size).
+"""The most chunks a snapshot is written for: about where a scan, whose cost grows with the number of
+chunks, costs what Chroma's HNSW query costs, which grows with its log (bench/flat_vectors.py times both,
+one BLAS thread; docs/benchmarks.md, "The vector snapshot").
 A larger collection is searched through Chroma, and its first search pays chromadb's import."""
 BATCH = 4000
 

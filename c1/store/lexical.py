@@ -3,10 +3,10 @@
 What goes into the fields is the chunk's context (c1.index.headers): ``title`` holds the
 document's identity (title and file-name words), ``text`` the section heading and the chunk.
 
-tantivy was chosen by measurement (bench/lexical_engines.py, 100k real-text chunks): BM25 top-50
-in 1.6 ms p50 against 164 ms for SQLite FTS5, and it is persistent and incremental. Queries are
-built from word tokens only, never handed raw to tantivy's query parser, which rejects quotes,
-colons and parentheses that real questions contain.
+tantivy was chosen by measurement (bench/lexical_engines.py, 100k real-text chunks; docs/benchmarks.md,
+"Why these components"): its BM25 top-50 is far faster than SQLite FTS5's, and it is persistent and
+incremental. Queries are built from word tokens only, never handed raw to tantivy's query parser,
+which rejects quotes, colons and parentheses that real questions contain.
 
 Text goes in, and queries are read, through one function (:func:`c1.store.keywords.keyword_form`:
 numbers without thousands separators, Chinese and Japanese as pairs of characters). ``FORMAT`` names

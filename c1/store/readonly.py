@@ -6,9 +6,9 @@ had the manifest open (the resident process, ``c1 watch``, ``c1 serve``) or afte
 its last changes there, and ``immutable=1`` does not read them (it served the text of the previous
 version). Then the manifest and its log are read from a private copy, as are tantivy (it takes a lock
 file to read its meta data) and Chroma's embedded store (its client writes to its SQLite file when it
-opens). Measured on a 10k-chunk collection (146 MB Chroma store, random vectors as in
-bench/search_latency.py), median of 5 whole runs each, side by side: a read-only `c1 search` takes
-1.12x the time of the same search in a writable home, `c1 status` 1.04x.
+opens). The copies make a read-only `c1 search` and `c1 status` a little slower than the same
+command in a writable home (a one-off measurement on a 10k-chunk collection: docs/benchmarks.md,
+"Figures that were in the code").
 
 A process copies each folder once: the copy is kept (and used again by the resident process's next
 request) while the source's files keep their sizes, times and inodes. Copies are removed when the

@@ -111,8 +111,8 @@ def fresh_clients() -> None:
     reader must, to see what another process wrote; an open client keeps its HNSW index in memory).
 
     The forgotten clients' systems are stopped once no :class:`VectorStore` uses them any more: left
-    running, each held its copy of the index for good (measured: +9 MB per re-index seen by a
-    long-lived reader of the 2k-chunk HotpotQA collection, growing with the collection). Nothing to
+    running, each held its copy of the index for good: a long-lived reader grew by one such copy at every
+    re-index it saw (docs/benchmarks.md, "Figures that were in the code"). Nothing to
     forget in a process that never opened Chroma (its searches read snapshots): chromadb stays unimported."""
     if "chromadb" not in sys.modules:
         return
