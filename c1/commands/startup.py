@@ -12,9 +12,9 @@ _FULL = None
 
 def build_only(app, first: list[str]) -> None:
     """Build only the command asked for: Typer turns the signature of every registered command into click
-    parameters at each start, which costs ~0.1 s on a slow machine, while ``c1 search`` needs only its own
-    (repeated searches from the shell are meant to be fast). ``--help``, ``--version`` and unknown names
-    still see every command."""
+    parameters at each start, a cost every command pays, while ``c1 search`` needs only its own (repeated
+    searches from the shell are meant to be fast; bench/startup.py; docs/benchmarks.md, "From the shell").
+    ``--help``, ``--version`` and unknown names still see every command."""
     if not first or first[0].startswith("-"):
         return
     from typer.main import get_command_name

@@ -1,13 +1,13 @@
 """The resident process: one warm c1 per index home, so that repeated ``c1 search`` and ``c1 status``
 processes do not pay the start-up again.
 
-Why (measured on the 2-core development machine, bench/cli_latency.py): a whole built-in search
-on the pooled HotpotQA collection takes about 0.1 s once everything is loaded, but a ``c1 search``
-process takes 1.6-3 s, nearly all of it start-up: importing chromadb (~1 s), onnxruntime, numpy and
-tokenizers, creating the ONNX session and opening Chroma's client (~0.5 s). No lazier import makes
-that fit in 0.4 s — the ONNX session and Chroma's client are needed by every search — so the loaded
-state is kept in a process that outlives the command: the command itself then costs Python, the
-CLI's flag parsing and one round trip on a Unix socket.
+Why (bench/cli_latency.py; the figures: docs/benchmarks.md, "From the shell"): once everything is
+loaded a whole built-in search is a small part of what a fresh ``c1 search`` process costs, nearly all
+of which is start-up: importing chromadb, onnxruntime, numpy and tokenizers, creating the ONNX session
+and opening Chroma's client. No lazier import makes that fit in the 0.4 s aim — the ONNX session and
+Chroma's client are needed by every search — so the loaded state is kept in a process that outlives
+the command: the command itself then costs Python, the CLI's flag parsing and one round trip on a
+Unix socket.
 
 - :mod:`c1.daemon.protocol`: where the socket lives (a private runtime folder, one socket per
   home), the build id (c1's version and its source files), JSON-lines framing.
@@ -21,7 +21,8 @@ the user's next search is answered warm; ``--watch`` asks again every ``daemon_i
 so it does not idle out while watching: :func:`c1.daemon.client.kept_warm`); it loads the models (the
 ONNX sessions, the o200k encoding) in a second thread while its first imports the rest; once it has
 answered, it writes the collection's vector snapshot (:mod:`c1.store.flat`), so that the next fresh
-process of the home searches it without importing chromadb at all (0.6 CPU s of its start); exits after
+process of the home searches it without importing chromadb at all (the largest part of its start:
+docs/benchmarks.md, "Where the first search's time goes"); exits after
 ``daemon_idle`` seconds without a request (default 300),
 when its socket is removed or replaced, or when a client of another build asks (version mismatch:
 the new client starts a fresh one); answers only for the home it was started for; sees a re-index

@@ -3,14 +3,14 @@
 Keywords first: a run has two phases. (1) Each file, once read, is chunked and written to the
 lexical index and the manifest, its chunks flagged *without vector*: it is searchable by keywords
 at once. (2) The flagged chunks are then embedded from the manifest's text, in rounds of
-``BATCH_CHUNKS``, each round written to Chroma and then unflagged. Embedding is 92 % of the time of
-a run (56 filings: seconds to read and write by keywords, a quarter of an hour to embed on 2 cores),
+``BATCH_CHUNKS``, each round written to Chroma and then unflagged. Embedding is most of the time of a
+run (the model runs over every chunk; reading and writing by keywords is cheap beside it: docs/scaling.md),
 so a search made meanwhile finds every file by BM25 and the embedded part by both (c1/retrieval/corpus.py).
 A run stopped in phase 2 (Ctrl-C, kill -9, a server down) leaves a keyword-searchable collection;
 the next ``c1 index`` embeds what is left. Several files of costly kinds (PDFs) are read by reader
-processes, smallest first, and committed as they come back (c1/index/readers.py). Measured
-(bench/first_answer.py, docs/scaling.md): the right filing of a known-item question is found once its
-file is read, not after the whole run (25.7 s instead of 228 s on the 21 shared filings).
+processes, smallest first, and committed as they come back (c1/index/readers.py), so the right filing
+of a known-item question is found once its file is read, not after the whole run (bench/first_answer.py
+times it; the figures: docs/scaling.md, "Keywords first").
 
 Order of writes for each batch of files in phase 1, chosen so that a crash anywhere is repaired by
 the next run: (1) the files are marked *pending* and the collection *dirty* in the manifest; (2) the
@@ -94,7 +94,8 @@ class Indexer:
         self._contexts: dict[str, ChunkContext] = {}
         """Chunk id → its context as phase 1 computed it from the whole text, until phase 2 embeds it. A chunk
         left without vector by an earlier run gets its context from the stored chunks (``stored_contexts``),
-        which can place a heading differently (8 % of the chunks of the three SEC filings)."""
+        which can place a heading differently: the text rebuilt from them has newlines for the gaps between
+        chunks (a one-off count on the SEC filings: docs/benchmarks.md, "Figures that were in the code")."""
 
     # entry points -----------------------------------------------------------------------
     def run(self, paths: list[str], rebuild: bool = False) -> IndexReport:

@@ -66,9 +66,9 @@ def _jsonl_record(line: str) -> tuple[str, str, str]:
 
 
 def _parse(line: str):
-    """orjson (2.4x faster on corpus lines: bench/json_speed.py); the standard library where the two
-    differ, so that the same lines are read either way: orjson refuses NaN and lone surrogate escapes,
-    and reads an integer past 64 bits as a float (an ``id`` json reads as an int)."""
+    """orjson (faster on corpus lines: bench/json_speed.py; docs/benchmarks.md, "JSON"); the standard
+    library where the two differ, so that the same lines are read either way: orjson refuses NaN and lone
+    surrogate escapes, and reads an integer past 64 bits as a float (an ``id`` json reads as an int)."""
     try:
         record = orjson.loads(line)
     except orjson.JSONDecodeError:

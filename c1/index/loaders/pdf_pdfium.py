@@ -1,4 +1,5 @@
-"""PDFium (pypdfium2) reads PDF text: the same text as pypdf, 10-20× faster (``bench/pdf_extract.py``).
+"""PDFium (pypdfium2) reads PDF text: the same text as pypdf, at a fraction of its CPU (``bench/pdf_extract.py``;
+docs/indexing.md).
 
 PDFium is not thread-safe, not even across documents: every call into it, from any thread, holds
 :data:`LOCK`. Objects are closed explicitly under the lock rather than left to the garbage
