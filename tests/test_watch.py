@@ -443,15 +443,21 @@ def test_the_search_api_sees_changes_without_a_restart(c1_home, watch, tmp_path)
 
 
 @pytest.mark.slow
-def test_a_reader_mid_search_survives_a_write_its_chroma_client_has_not_seen(c1_home, run_c1, tmp_path):
+@pytest.mark.parametrize("snapshot", [False, True], ids=["chroma", "snapshot"])
+def test_a_reader_mid_search_survives_a_write_its_chroma_client_has_not_seen(c1_home, run_c1, tmp_path, snapshot):
     """A search that starts before a batch and ends after it: the manifest and the lexical index already
-    show the new chunks, the reader's embedded Chroma client (its index in memory) does not."""
+    show the new chunks, the reader's embedded Chroma client (its index in memory) does not, nor the
+    vector snapshot it read (``snapshot``: the snapshot `c1 index` wrote is kept)."""
     from c1.retrieval.corpus import Corpus
     from c1.config import load_settings
+    from c1.store import flat
 
     (tmp_path / "glacier.md").write_text(GLACIER)
     assert run_c1("index", tmp_path, "--quiet").rc == 0
+    if not snapshot:
+        flat.snapshot_path(load_settings()).unlink()
     corpus = Corpus(load_settings())
+    assert isinstance(corpus.store.vectors, flat.FlatVectors) == snapshot
     try:
         assert corpus.hybrid("Zanzibar glacier survey", 3)[0].doc.path == str(tmp_path / "glacier.md")
         (tmp_path / "ferry.md").write_text(FERRY)

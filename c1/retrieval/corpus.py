@@ -251,17 +251,29 @@ class Corpus(OpenCollection):
             with self._held() as store:
                 return read(store.vectors)
         except C1Error:
-            from c1.store.vectors import fresh_clients
+            return self._reopened(read)
 
-            with self._lock:
-                fresh_clients()
-                old = self.store
-                self._open()
-                idle = self._users.get(id(old), 0) == 0
-            if idle:
-                old.close()
-            with self._held() as store:
-                return read(store.vectors)
+    def _reopened(self, read):
+        """``read(vector store)`` on the collection opened anew (and Chroma's clients made afresh)."""
+        from c1.store.vectors import fresh_clients
+
+        with self._lock:
+            fresh_clients()
+            old = self.store
+            self._open()
+            idle = self._users.get(id(old), 0) == 0
+        if idle:
+            old.close()
+        with self._held() as store:
+            return read(store.vectors)
+
+    def _snapshot_behind(self) -> bool:
+        """Whether the vectors are read from a snapshot that a write to the store has since left behind
+        (``c1 index`` in another process: the manifest already shows chunks the snapshot lacks)."""
+        from c1.store.flat import FlatVectors, vector_mark
+
+        mark = self._vectors_mark  # None for a read-only copy: nobody writes to it
+        return mark is not None and isinstance(self.store.vectors, FlatVectors) and vector_mark(self.settings) != mark
 
     def candidates(self, query: str, exclude: set[str] = frozenset(), vector=None,
                    n: int | None = None) -> tuple[list[tuple[str, float]], dict, set[str]]:
@@ -385,6 +397,8 @@ class Corpus(OpenCollection):
         out = {cid: known[cid] for cid in ids if cid in known}
         missing = [cid for cid in ids if cid not in out]
         got = self._from_vectors(lambda vectors: vectors.vectors(missing))
+        if len(got) < len(missing) and self._snapshot_behind():
+            got = self._reopened(lambda vectors: vectors.vectors(missing))
         if got:
             mids = list(got)
             mat = np.asarray([got[c] for c in mids], dtype=np.float32)
