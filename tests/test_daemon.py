@@ -495,6 +495,7 @@ def wait_logged(env: dict, text: str, pid: int, timeout: float = 180) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_index_leaves_the_resident_process_started_and_warm(new_c1_env):
     """`c1 index` starts the home's resident process as it begins and, once it has committed, has it open the
     collection and run a first search: the next `c1 search` is answered by it, as in-process."""
@@ -515,6 +516,7 @@ def test_index_leaves_the_resident_process_started_and_warm(new_c1_env):
         stop(env.env)
 
 
+@pytest.mark.slow
 def test_a_fresh_resident_process_searches_the_snapshot_its_predecessor_wrote_without_chroma(new_c1_env):
     """`c1 index` writes the collection's vector snapshot (c1/store/flat.py); a resident process started for
     the home answers from it with Chroma never loaded, and prints what an in-process search reading Chroma
@@ -546,6 +548,7 @@ def test_a_fresh_resident_process_searches_the_snapshot_its_predecessor_wrote_wi
         stop(env.env)
 
 
+@pytest.mark.slow
 def test_index_without_the_daemon_starts_nothing(new_c1_env):
     env = new_c1_env("cold-index")
     env.corpus = env.root / "corpus"

@@ -16,6 +16,8 @@ from c1.store import flat
 from c1.store.vectors import VectorStore, fresh_clients
 from conftest import write_jsonl, hotpot_paragraphs
 
+pytestmark = pytest.mark.slow  # every test indexes a folder with `c1 index` in a subprocess
+
 QUESTIONS = ["Which magazine was started first?", "Who directed the film?", "Where was the scientist born?",
              "the river that flows through the capital", "a band formed in the 1990s"]
 

@@ -676,6 +676,7 @@ def _doc_named(corpus, name: str):
     return next(d for d in corpus.store.manifest.all_docs() if d.path.endswith(name))
 
 
+@pytest.mark.slow
 def test_a_best_section_is_read_from_its_title(mergers):
     """Issue 19: "Where is the No-Shop Clause?" — the best-scoring title is "Section 6.06 No Solicitation
     of Transactions.", but the document's best chunks held only its later provisos (it carries over
@@ -695,6 +696,7 @@ def test_a_best_section_is_read_from_its_title(mergers):
         corpus.close()
 
 
+@pytest.mark.slow
 def test_a_clause_title_is_read_under_its_sections_title(mergers):
     """Issue 19: a sentence of "(b) Exceptions." was read (and the section's title scored) as "(b)
     Exceptions." alone, which does not say of what; it now reads "Section 7.03 No Solicitation; Other
