@@ -243,38 +243,6 @@ class Corpus(OpenCollection):
     def dense(self, vector, k: int) -> list[tuple[str, float]]:
         return self._from_vectors(lambda vectors: vectors.query(vector, k))
 
-    def _from_vectors(self, read):
-        """``read(vector store)``; when it fails, once more after reopening the collection. Chroma's embedded
-        client keeps its index in memory, so while ``c1 index`` (a watch) writes, ids that the manifest and
-        the lexical index already show can be missing from it ("Error finding id")."""
-        try:
-            with self._held() as store:
-                return read(store.vectors)
-        except C1Error:
-            return self._reopened(read)
-
-    def _reopened(self, read):
-        """``read(vector store)`` on the collection opened anew (and Chroma's clients made afresh)."""
-        from c1.store.vectors import fresh_clients
-
-        with self._lock:
-            fresh_clients()
-            old = self.store
-            self._open()
-            idle = self._users.get(id(old), 0) == 0
-        if idle:
-            old.close()
-        with self._held() as store:
-            return read(store.vectors)
-
-    def _snapshot_behind(self) -> bool:
-        """Whether the vectors are read from a snapshot that a write to the store has since left behind
-        (``c1 index`` in another process: the manifest already shows chunks the snapshot lacks)."""
-        from c1.store.flat import FlatVectors, vector_mark
-
-        mark = self._vectors_mark  # None for a read-only copy: nobody writes to it
-        return mark is not None and isinstance(self.store.vectors, FlatVectors) and vector_mark(self.settings) != mark
-
     def candidates(self, query: str, exclude: set[str] = frozenset(), vector=None,
                    n: int | None = None) -> tuple[list[tuple[str, float]], dict, set[str]]:
         """BM25 ∥ dense → RRF: the top ``n`` (default ``CANDIDATES``) (id, fused score) not in

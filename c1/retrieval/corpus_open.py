@@ -2,7 +2,8 @@
 resident process) while ``c1 index`` changes it in another process (:class:`OpenCollection`, a part of
 :class:`c1.retrieval.corpus.Corpus`): its stores opened, reopened when the manifest's generation moved
 (or the collection was removed and indexed again), never closed under a call that reads them, and the
-vector snapshot a fresh reader can search without Chroma written once per state."""
+vector snapshot a fresh reader can search without Chroma written once per state; a read that finds the
+vectors behind the manifest (a write meanwhile) made again on the collection opened anew."""
 
 from __future__ import annotations
 
@@ -141,6 +142,38 @@ class OpenCollection:
         self.store.close()
         if hasattr(self, "_pool"):
             self._pool.shutdown(wait=False)
+
+    def _from_vectors(self, read):
+        """``read(vector store)``; when it fails, once more after reopening the collection. Chroma's embedded
+        client keeps its index in memory, so while ``c1 index`` (a watch) writes, ids that the manifest and
+        the lexical index already show can be missing from it ("Error finding id")."""
+        try:
+            with self._held() as store:
+                return read(store.vectors)
+        except C1Error:
+            return self._reopened(read)
+
+    def _reopened(self, read):
+        """``read(vector store)`` on the collection opened anew (and Chroma's clients made afresh)."""
+        from c1.store.vectors import fresh_clients
+
+        with self._lock:
+            fresh_clients()
+            old = self.store
+            self._open()
+            idle = self._users.get(id(old), 0) == 0
+        if idle:
+            old.close()
+        with self._held() as store:
+            return read(store.vectors)
+
+    def _snapshot_behind(self) -> bool:
+        """Whether the vectors are read from a snapshot that a write to the store has since left behind
+        (``c1 index`` in another process: the manifest already shows chunks the snapshot lacks)."""
+        from c1.store.flat import FlatVectors, vector_mark
+
+        mark = self._vectors_mark  # None for a read-only copy: nobody writes to it
+        return mark is not None and isinstance(self.store.vectors, FlatVectors) and vector_mark(self.settings) != mark
 
 
 def _file_id(path) -> tuple[int, int]:
