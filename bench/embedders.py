@@ -100,8 +100,6 @@ def ensure(config: str, corpus: str, embedder):
     return settings, qs, key, built
 
 
-
-
 def evaluate(config: str, corpus: str, limit: int | None) -> dict:
     from c1.retrieval.corpus import Corpus
 

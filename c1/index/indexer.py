@@ -74,7 +74,6 @@ def file_hash(path: str) -> str:
     return h.hexdigest()
 
 
-
 class Indexer:
     def __init__(self, settings: Settings, embedder: Embedder, progress: ProgressFn | None = None,
                  stop: threading.Event | None = None, embed: bool = True):
@@ -460,8 +459,6 @@ def language_warning(manifest: Manifest, embedder: str) -> str | None:
     return (f"{share:.0%} of this collection's text is not English, and its embedder ({embedder}) reads English "
             "only: that text is found by its words, hardly by its meaning, and a question in one language "
             "finds nothing written in another (see docs/embedders.md)")
-
-
 
 
 def chroma_metadata(doc: DocRecord, c: Chunk) -> dict:

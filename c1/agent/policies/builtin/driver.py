@@ -239,22 +239,6 @@ class BuiltinPolicy(Planning, Answering):
         return self._ranking.features if self._ranking else {}
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
     def _call(self, name: str, args: dict) -> ToolCall:
         self._n += 1
         return ToolCall(f"b{self.variant}_{self._n}", name, json.dumps(args))
