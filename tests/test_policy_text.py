@@ -84,6 +84,26 @@ def test_a_titles_first_capital_names_nothing():
     assert policy_text.truecase("what does bosch sell", [], ["01 Bosch Automotive Service Solutions"]) == "what does Bosch sell"
 
 
+def test_a_sentences_first_capital_names_nothing_where_the_corpus_writes_the_word_in_lower_case():
+    """A claim typed as a sentence ("Antimicrobial agents are more effective…", "Female carriers of the
+    Apolipoprotein E4…") capitalises its first word by grammar: read as a name, it gave four abstracts
+    whose identity matched "Antimicrobial" the first places over the abstract the claim is about. Where
+    the corpus writes the word in lower case away from a sentence's start, it is no name; where the corpus
+    capitalises it ("Enron"), or the next word is capitalised too ("Bank of America"), it stays one."""
+    texts = ["Resistance follows antimicrobial use. Antimicrobial stewardship cuts antimicrobial use.",
+             "In female carriers the allele raised the risk; female mice did not. Enron said so; the Enron deal.",
+             "The bank of the river. Each bank lends."]
+    claim = "Antimicrobial agents are more effective due to the pressure of antimicrobial usage."
+    assert policy_text.truecase(claim, texts).startswith("antimicrobial agents")
+    assert policy_text.question_entities(policy_text.truecase(claim, texts)) == []
+    assert policy_text.question_entities(policy_text.truecase("Female carriers of the Apolipoprotein E4 allele", texts)) == \
+        ["Apolipoprotein E4"]
+    assert policy_text.truecase("Enron's CEO resigned", texts) == "Enron's CEO resigned"
+    assert policy_text.truecase("Bank of America profits", texts) == "Bank of America profits"
+    assert policy_text.truecase("Bank profits", texts) == "bank profits"
+    assert policy_text.truecase("Antimicrobial agents work", []) == "Antimicrobial agents work"  # no evidence: as typed
+
+
 def test_a_word_only_a_file_name_writes_names_its_document():
     """"can the receiving party share it under ingram's nda?": the text of ingram-non-disclosure.txt never says "Ingram" and its file name
     is in lower case, so no form with a capital was there to give; a word that only names write, and no
@@ -109,3 +129,4 @@ def test_quoted_words_are_truecased_but_matched_as_typed():
 
     assert Ranker(policy_text.truecase(question, texts), typed=question).asked.exact == []
     assert len(Ranker('the album "Counterparts"').asked.exact) == 1
+

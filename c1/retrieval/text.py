@@ -283,7 +283,8 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
     quoted words are truecased too ('"glacier bancorp, inc."' names Glacier Bancorp), while what is
     matched as written stays what was typed (``Ranker(typed=...)``): names are found by what the corpus
     calls them, not by how the question was typed.
-    ``names``: what documents are called (titles, file-name words): a capitalised form there counts
+    ``names``: what documents are called (titles, file-name words), for words the texts do not write away
+    from a sentence's start (titles often capitalise every word): a capitalised form there counts
     ``TRUECASE_MIN`` times ("bosch" → "Bosch" from ``01_Bosch-Automotive-…-Agreement.txt``), and a word
     that only names write, all in lower case, and no text does is a name ("ingram" → "Ingram" from
     ``ingram-non-disclosure.txt``, whose text never says it). A form in
@@ -291,12 +292,14 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
     where the texts have that too."""
     if not any(ch.islower() for ch in question):
         question = question.lower()
+    question = _sentence_case(question, texts)
     wanted = {m.group(0) for m in _WORD_AT.finditer(question)
               if m.group(0).islower() and len(m.group(0)) > 1 and m.group(0) not in STOPWORDS}
     if not wanted:
         return question
-    forms: dict[str, dict[str, int]] = {}
-    for weight, group in ((1, texts), (TRUECASE_MIN, names)):
+    in_texts: dict[str, dict[str, int]] = {}
+    in_names: dict[str, dict[str, int]] = {}
+    for weight, group, forms in ((1, texts, in_texts), (TRUECASE_MIN, names, in_names)):
         for text in group:
             matches = list(_WORD_AT.finditer(text))
             for i, m in enumerate(matches):
@@ -309,6 +312,9 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
                     if low in wanted:
                         counts = forms.setdefault(low, {})
                         counts[word] = counts.get(word, 0) + weight
+    # the texts decide where they write the word; names only where they do not (a title in title case,
+    # "… of Amino Acid Usage and …", capitalises every word, which says nothing of "usage")
+    forms = {**in_names, **in_texts}
     written = {low for text in texts for w in _WORD_AT.findall(text) if (low := w.lower()) in wanted}
     named = {w for name in names for w in re.split(r"[\W_]+", name) if w in wanted}  # lower case only
 
@@ -331,6 +337,40 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
         return best
 
     return _WORD_AT.sub(form, question)
+
+
+def _sentence_case(question: str, texts: list[str]) -> str:
+    """``question`` with each word that a sentence's start alone capitalises ("Antimicrobial agents are…",
+    "Female carriers of…") in lower case, where ``texts`` write it in lower case away from a sentence's
+    start more often than with a capital, and at least ``TRUECASE_MIN`` times: a capital there says
+    nothing, so the corpus says whether it is a name ("Enron's CEO…" keeps its capital). Words with
+    capitals inside or throughout ("APOE4", "FedEx") and words whose next word (stopwords aside) has a
+    capital ("Scott Derrickson", "Bank of America") are kept."""
+    starts = [m for m in _WORD_AT.finditer(question)
+              if _at_start(question, m.start()) and m.group(0)[:1].isupper() and m.group(0)[1:].islower()
+              and m.group(0).isalpha() and len(m.group(0)) > 2]
+    if not starts:
+        return question
+    words = list(_WORD_AT.finditer(question))
+
+    def next_capital(m: re.Match) -> bool:  # "Bank of America": the next word that is not a stopword
+        after = [w.group(0) for w in words if w.start() > m.start() and w.group(0).lower() not in STOPWORDS]
+        return bool(after) and after[0][:1].isupper()
+
+    starts = [m for m in starts if not next_capital(m)]
+    counts = {m.group(0).lower(): [0, 0] for m in starts}  # [lower, capitalised], away from sentence starts
+    for text in texts:
+        for m in _WORD_AT.finditer(text):
+            word = m.group(0)
+            low = word.lower()
+            if low in counts and not _at_start(text, m.start()):
+                counts[low][0 if word.islower() else 1] += 1
+    out = question
+    for m in reversed(starts):
+        lower, capital = counts[m.group(0).lower()]
+        if lower >= TRUECASE_MIN and lower > capital:
+            out = out[:m.start()] + m.group(0).lower() + out[m.end():]
+    return out
 
 
 def _proper_after(words: list[re.Match], i: int) -> bool:
