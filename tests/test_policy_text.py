@@ -104,6 +104,18 @@ def test_a_sentences_first_capital_names_nothing_where_the_corpus_writes_the_wor
     assert policy_text.truecase("Antimicrobial agents work", []) == "Antimicrobial agents work"  # no evidence: as typed
 
 
+def test_a_title_cased_title_names_nothing_its_own_text_writes_in_lower_case():
+    """A paper's title capitalises every word ("… Amino Acid Usage and …") and its abstract says "usage":
+    that capital named nothing, yet it made "usage" a name that four abstracts' identity matched, over
+    the abstract the claim was about. A film's title is a name its own text writes so ("The Princess
+    Diaries is a 2001 film"), and still names it."""
+    names = [("Computational Analyses of Amino Acid Usage and Properties", "We studied amino acid usage in plants."),
+             ("The Princess Diaries (film)", "The Princess Diaries is a 2001 American film."),
+             ("Diaries of the war", "")]
+    assert policy_text.truecase("antimicrobial usage rose", [], names) == "antimicrobial usage rose"
+    assert policy_text.truecase("who played in princess diaries", [], names) == "who played in Princess Diaries"
+
+
 def test_a_word_only_a_file_name_writes_names_its_document():
     """"can the receiving party share it under ingram's nda?": the text of ingram-non-disclosure.txt never says "Ingram" and its file name
     is in lower case, so no form with a capital was there to give; a word that only names write, and no

@@ -274,7 +274,7 @@ TRUECASE_MIN = 2
 """A question word takes the corpus's form when the corpus writes it at least this many times."""
 
 
-def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
+def truecase(question: str, texts: list[str], names: list = ()) -> str:
     """``question`` with its lower-case words written as ``texts`` (the corpus's chunks that match it)
     write them: "ceii" → "CEII", "tom hanks" → "Tom Hanks", "q4" → "Q4". A word takes the form the texts
     use for it most often away from the start of a sentence, when that form has a capital and it is
@@ -283,9 +283,10 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
     quoted words are truecased too ('"glacier bancorp, inc."' names Glacier Bancorp), while what is
     matched as written stays what was typed (``Ranker(typed=...)``): names are found by what the corpus
     calls them, not by how the question was typed.
-    ``names``: what documents are called (titles, file-name words), for words the texts do not write away
-    from a sentence's start (titles often capitalise every word): a capitalised form there counts
-    ``TRUECASE_MIN`` times ("bosch" → "Bosch" from ``01_Bosch-Automotive-…-Agreement.txt``), and a word
+    ``names``: what documents are called (titles, file-name words), each alone or as (name, what the named
+    document itself writes): a capitalised form there counts ``TRUECASE_MIN`` times, unless the document's
+    own text writes the word in lower case (a paper's title in title case, "… Amino Acid Usage and …",
+    over an abstract that says "usage": the capital was the title's convention, not a name's) ("bosch" → "Bosch" from ``01_Bosch-Automotive-…-Agreement.txt``), and a word
     that only names write, all in lower case, and no text does is a name ("ingram" → "Ingram" from
     ``ingram-non-disclosure.txt``, whose text never says it). A form in
     capitals throughout ("NON-DISCLOSURE", a heading) gives way to the same word with an initial capital
@@ -297,11 +298,13 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
               if m.group(0).islower() and len(m.group(0)) > 1 and m.group(0) not in STOPWORDS}
     if not wanted:
         return question
-    in_texts: dict[str, dict[str, int]] = {}
-    in_names: dict[str, dict[str, int]] = {}
-    for weight, group, forms in ((1, texts, in_texts), (TRUECASE_MIN, names, in_names)):
-        for text in group:
+    pairs = [n if isinstance(n, tuple) else (n, "") for n in names]
+    names = [n for n, _ in pairs]
+    forms: dict[str, dict[str, int]] = {}
+    for weight, group in ((1, [(t, "") for t in texts]), (TRUECASE_MIN, pairs)):
+        for text, own in group:
             matches = list(_WORD_AT.finditer(text))
+            lower = _lower_words(own) if own else set()
             for i, m in enumerate(matches):
                 if _at_start(text, m.start()) and (weight == 1 or not _proper_after(matches, i)):
                     continue
@@ -309,12 +312,9 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
                 parts = [token] + (token.split("-") if "-" in token else [])  # "Coca-Cola" also writes "coca"
                 for word in parts:
                     low = word.lower()
-                    if low in wanted:
+                    if low in wanted and not (word != low and low in lower):
                         counts = forms.setdefault(low, {})
                         counts[word] = counts.get(word, 0) + weight
-    # the texts decide where they write the word; names only where they do not (a title in title case,
-    # "… of Amino Acid Usage and …", capitalises every word, which says nothing of "usage")
-    forms = {**in_names, **in_texts}
     written = {low for text in texts for w in _WORD_AT.findall(text) if (low := w.lower()) in wanted}
     named = {w for name in names for w in re.split(r"[\W_]+", name) if w in wanted}  # lower case only
 
@@ -337,6 +337,11 @@ def truecase(question: str, texts: list[str], names: list[str] = ()) -> str:
         return best
 
     return _WORD_AT.sub(form, question)
+
+
+def _lower_words(text: str) -> set[str]:
+    """The words ``text`` writes in lower case away from a sentence's start."""
+    return {m.group(0) for m in _WORD_AT.finditer(text) if m.group(0).islower() and not _at_start(text, m.start())}
 
 
 def _sentence_case(question: str, texts: list[str]) -> str:

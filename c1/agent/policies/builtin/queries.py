@@ -121,7 +121,9 @@ class Planning:
         hits = searcher.hybrid(state.question, searcher.CANDIDATES, vector=self._qvec)
         texts = [h.chunk.text for h in hits]
         docs = {h.doc.doc_id: h.doc for h in hits}
-        names = [n for d in docs.values() for n in (d.title, file_name_words(d.path) if d.key == d.path else "")]
+        own = {d: "\n".join(h.chunk.text for h in hits if h.doc.doc_id == d) for d in docs}  # what each one writes
+        names = [(d.title, own[i]) for i, d in docs.items()]
+        names += [file_name_words(d.path) for d in docs.values() if d.key == d.path]
         # the names it writes are evidence for the ranking; the order stays that of the question as asked
         # (what one search returns), which the ranking departs from only on evidence
         self._question = tx.truecase(state.question, texts, names)
