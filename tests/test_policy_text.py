@@ -142,3 +142,29 @@ def test_quoted_words_are_truecased_but_matched_as_typed():
     assert Ranker(policy_text.truecase(question, texts), typed=question).asked.exact == []
     assert len(Ranker('the album "Counterparts"').asked.exact) == 1
 
+
+class _Counts:
+    """A collection's term counts, as a searcher gives them (``size`` chunks, ``mentions(term)``)."""
+
+    size = 5000
+
+    def mentions(self, term: str) -> int:
+        return {"ticagrelor": 12}.get(term, 900)
+
+
+def test_a_document_closer_than_every_one_holding_the_rare_terms_misses_nothing():
+    """``miss`` (a logit of -1.31 in the evidence model) marks a document that holds none of the
+    question's rare terms where another does. The abstract closest to a claim often words it its own way
+    ("the P2Y12 inhibitor" for "ticagrelor"): it missed nothing, while one farther from the claim than the
+    abstract that says "ticagrelor" still misses."""
+    from c1.retrieval.evidence import DocView, Ranker
+
+    ranker = Ranker("ticagrelor lowers bleeding risk in diabetic patients", _Counts())
+    assert list(ranker.asked.rare) == ["ticagrelor"]
+    docs = {"holder": DocView("holder", "Ticagrelor trial", [("holder_0", "Ticagrelor was given to 900 patients.")]),
+            "paraphrase": DocView("paraphrase", "P2Y12 inhibition", [("paraphrase_0", "The P2Y12 inhibitor cut bleeding.")]),
+            "farther": DocView("farther", "Aspirin", [("farther_0", "Aspirin and bleeding in the elderly.")])}
+    qsim = {"holder_0": 0.73, "paraphrase_0": 0.79, "farther_0": 0.60}
+    feats = ranker.rank(docs, ["holder", "paraphrase", "farther"], qsim).features
+    assert feats["paraphrase"]["miss"] == 0.0
+    assert feats["farther"]["miss"] == 1.0 and feats["holder"]["miss"] == 0.0

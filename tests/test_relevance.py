@@ -303,3 +303,23 @@ def test_a_hop_that_leads_to_the_sheet_is_not_ruled_out_by_the_sheets_identity()
     policy._ranking = ranking
     assert not policy._against("note")
     assert policy._against("stray")
+
+
+def test_evidence_against_a_document_comes_only_from_one_at_least_as_close_to_the_question():
+    """A claim's abstract often words it its own way: "Diabetic patients with acute coronary syndrome…"
+    had its gold abstract second in one search and closest of all to the claim (0.79), yet it was dropped
+    because the first (0.73) held the claim's rare terms and it did not; so was one beside a document
+    whose title matched a name of the claim. The words or the identity of a document farther from the
+    question say nothing against one nearer to it; against a farther one they still do."""
+    from c1.retrieval.evidence import Ranking
+
+    feats = {"holder": {"sim": 0.73, "rare": 1.0, "identity": 0.9}, "paraphrase": {"sim": 0.79, "miss": 1.0},
+             "farther": {"sim": 0.60, "miss": 1.0}}
+    ranking = Ranking({"holder": -2.3, "paraphrase": -3.9, "farther": -4.2}, feats, ["holder"], {},
+                      evidence_of={"holder": 1.2, "paraphrase": 0.0, "farther": 0.0})
+    policy = BuiltinPolicy.__new__(BuiltinPolicy)
+    policy._ranking = ranking
+    assert not policy._against("paraphrase")
+    assert policy._against("farther")
+    feats["holder"]["rare"] = 0.0  # the identity alone: the same
+    assert not policy._against("paraphrase") and policy._against("farther")

@@ -308,11 +308,13 @@ class Ranker:
 
     def _misses(self, feats: dict[str, dict[str, float]], whole: dict[str, bool]) -> None:
         """``miss``: a document wholly in view that holds none of what the question asks for (its rare
-        terms, its phrase, its keywords, where another holds them) and that nothing links to."""
+        terms, where another at least as close to the question holds some; its phrase, its keywords, where
+        another holds them) and that nothing links to."""
         asked = self.asked
         found = any(f["phrase"] or f["keywords"] for f in feats.values())
         for d, f in feats.items():
-            lacks = (bool(asked.rare) and not f["rare"]) or found
+            held = any(g["rare"] and g["sim"] >= f["sim"] for g in feats.values())  # by one at least as close
+            lacks = (bool(asked.rare) and not f["rare"] and held) or found
             f["miss"] = float(lacks and not f["phrase"] and not f["keywords"] and whole[d]
                               and not (f["named"] or f["link"] or f["back"] or f["bridge"]))
 

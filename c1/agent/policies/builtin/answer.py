@@ -62,20 +62,24 @@ class Answering:
 
     def _against(self, doc_id: str) -> bool:
         """Evidence that the document is not what the question asks for: the question's phrase or all its
-        keywords are in another document held, not in this one, and nothing else speaks for it; or
-        another document's identity matches the names and period the question asks about, and nothing
-        about this one does, nor links it to anything, nor does it lead to another document held (the
-        "(no subject)" mails under a filing; a note whose name leads to the contacts sheet stays); or another
-        document holds every rare term of the question and this one, all of it in view, none. (A document
-        lacking one rare term of the question is not ruled out: the first hop of a multi-hop question lacks
-        the second's words.)"""
+        keywords are in another document held, not in this one, and nothing else speaks for it; or another
+        document at least as close to the question has an identity that matches the names and period the
+        question asks about, and nothing about this one does, nor links it to anything, nor does it lead to
+        another document held (the "(no subject)" mails under a filing; a note whose name leads to the
+        contacts sheet stays); or another document at least as close to the question holds every rare term
+        of it and this one, all of it in view, none. (A document lacking one rare term of the question is
+        not ruled out: the first hop of a multi-hop question lacks the second's words. Nor is one closer to
+        the question than every document with that evidence: an abstract that words a claim its own way is
+        what the claim is about.)"""
         f = self._explain[doc_id]
         weak = self._ranking.evidence(doc_id) < rkg.EVIDENCE_MARGIN  # nothing, or a stray bridge
         if self._ranking.written_found and not (f.get("phrase") or f.get("keywords")) and weak:
             return True
-        if f.get("miss") and weak and any(g.get("rare", 0.0) >= 1.0 for g in self._explain.values()):
-            return True  # another document holds every rare term of the question, this one (all in view) none
-        best = max((g.get("identity", 0.0) for g in self._explain.values()), default=0.0)
+        sim = f.get("sim", 0.0)
+        if f.get("miss") and weak and any(g.get("rare", 0.0) >= 1.0 and g.get("sim", 0.0) >= sim
+                                          for g in self._explain.values()):
+            return True  # a document as close to the question holds every rare term of it, this one (all in view) none
+        best = max((g.get("identity", 0.0) for g in self._explain.values() if g.get("sim", 0.0) >= sim), default=0.0)
         leads = any(doc_id in sources for sources in self._ranking.sources.values())
         return best >= 0.5 and not f.get("identity") and weak and not leads  # a hop that led elsewhere stays
 
