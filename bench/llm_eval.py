@@ -18,6 +18,7 @@ a real model end to end, and where it breaks. Slow on CPU (~10 tokens/s generate
 tokens/s on 2 cores): size it with ``--questions`` and ``--budget``.
 
     nice -n 10 python bench/llm_eval.py --questions 8 --budget 4096 --max-turns 4
+    nice -n 10 python bench/llm_eval.py --kinds legal,scifact --questions 30     # the suite's kinds (issue 31)
 
 Figures and the command that made them: docs/llm-eval.md. The JSON summary also goes to
 ``bench/out/llm_eval.json``.
@@ -128,6 +129,23 @@ def summarize(rows: list[dict]) -> dict:
     return out
 
 
+def _suite(args) -> int:
+    """``--kinds``: bench/suite.py on those kinds, systems builtin and llm, through the server started here."""
+    work = Path(tempfile.mkdtemp(prefix="c1-llm-suite-"))
+    proc, base, model = start_server(args.n_ctx, args.threads, work / "llama-server.log")
+    label = "llm-" + args.kinds.replace(",", "-")
+    command = [sys.executable, str(REPO / "bench" / "suite.py"), "--kinds", args.kinds, "--systems", args.systems,
+               "--limit", str(args.questions), "--no-lower", "--natural", args.natural, "--base-url", base, "--model", model,
+               "--budget", str(args.budget), "--max-turns", str(args.max_turns), "--label", label]
+    try:
+        print("llm_eval: " + " ".join(command), file=sys.stderr, flush=True)
+        res = subprocess.run(command, env={**os.environ, "C1_MODEL_TIMEOUT": str(args.timeout)})
+    finally:
+        stop(proc)
+    print(f"llm_eval: rows in bench/out/suite-runs/{label}.jsonl", file=sys.stderr)
+    return res.returncode
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -142,7 +160,12 @@ def main() -> int:
                     help="C1_HOME of the run: the pooled index is built there once (minutes) and reused")
     ap.add_argument("--setting", default="pooled", help="pooled (all questions' paragraphs) or per-question")
     ap.add_argument("--timeout", type=float, default=1200.0, help="seconds per chat completion (C1_MODEL_TIMEOUT)")
+    ap.add_argument("--kinds", default="", help="bench/suite.py's kinds instead of c1 eval hotpotqa: the same "
+                    "questions through builtin and llm, with the suite's intervals and the runs' costs per kind")
+    ap.add_argument("--natural", default="no", choices=("also", "only", "no"), help="with --kinds: as bench/suite.py's")
     args = ap.parse_args()
+    if args.kinds:
+        return _suite(args)
     if not args.data.exists():
         sys.exit(f"llm_eval: {args.data} not found (set C1_SHARED_DATA)")
     work = Path(tempfile.mkdtemp(prefix="c1-llm-eval-"))

@@ -67,6 +67,10 @@ SUITE = OUT / "suite"
 RUNS = OUT / "suite-runs"
 KINDS = ("hotpotqa", "musique", "financebench", "mail", "legal", "sheets", "scifact")
 SYSTEMS = ("hybrid", "builtin", "builtin@4")
+"""Also ``llm`` (the model policy, with ``--base-url``: bench/llm_eval.py --kinds starts a llama.cpp
+server and runs it so)."""
+COSTS = ("turns", "tool_calls", "pruned", "prompt_tokens", "completion_tokens", "errors")
+"""What an agent run's stats say of its cost, kept in each row (``cost``) beside its stop reasons."""
 SHEETS_VERSION = 1
 
 
@@ -306,7 +310,10 @@ def unsupported(case: Case, n: int, seed: int = 0) -> list[Item]:
 
 
 def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: bool, embedder,
-             n_unsupported: int = 0) -> list[dict]:
+             n_unsupported: int = 0, model: dict | None = None) -> list[dict]:
+    """Every question of ``case`` through each system. ``model``: the settings the agent runs take besides
+    the policy (``base_urls`` and ``model`` for ``llm``; ``budget``, ``max_turns``: the same for every
+    policy), from :func:`_model_settings`."""
     from c1.retrieval.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.search import run_search
@@ -323,8 +330,9 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
         for system in systems:
             name, _, n = system.partition("@")
             parallel = int(n or 1)
-            choice = None if name == "hybrid" else choose_policy(settings.with_flags(policy=name))
-            s = settings.with_flags(policy=name, parallel=parallel) if choice else settings
+            own = {f: v for f, v in (model or {}).items() if name == "llm" or f in ("budget", "max_turns")}
+            choice = None if name == "hybrid" else choose_policy(settings.with_flags(policy=name, **own))
+            s = settings.with_flags(policy=name, parallel=parallel, **own) if choice else settings
             runs = [(suffix, form, items) for suffix, form in variants]
             if junk and choice is not None:
                 runs.append(("-none", lambda q: q, junk))
@@ -333,10 +341,12 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
                     q = form(it.question)
                     corpus.clear_query_cache()
                     t0 = time.perf_counter()
+                    stats = {}
                     if choice is None:
                         docs = retrieve(corpus, "hybrid", q, k)
                     else:
-                        docs = run_search(corpus, s, q, choice.factory).documents
+                        result = run_search(corpus, s, q, choice.factory)
+                        docs, stats = result.documents, result.stats
                     seconds = time.perf_counter() - t0
                     keys = keys_of(case, it, docs)
                     gold = set(it.gold)
@@ -345,6 +355,8 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
                         "found": found(it, keys, docs, corpus), "full": gold <= set(keys),
                         "rank1": bool(keys) and keys[0] in gold, "seconds": round(seconds, 3), "returned": keys,
                         "scores": [d.get("score") for d in docs], "gold_flags": [x in gold for x in keys],
+                        **({"cost": {c: stats.get(c) for c in COSTS}, "stop": stats.get("stop_reasons") or []}
+                           if stats else {}),
                     })
                 print(f"  {case.kind}{suffix} {system}: {len(questions)} questions", file=sys.stderr)
     finally:
@@ -375,7 +387,19 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--vs", default="", metavar="LABEL",
                     help="compare with a saved run (a --label, 'last', or a --rows file), paired by question")
     ap.add_argument("--embedder", default="", choices=("", "minilm"), help="minilm: the embedder before bge-small")
+    ap.add_argument("--base-url", default="", help="the OpenAI-compatible server of system llm")
+    ap.add_argument("--model", default="", help="its model name")
+    ap.add_argument("--budget", type=int, default=0, help="the context budget of every agent run (0: c1's default)")
+    ap.add_argument("--max-turns", type=int, default=0, help="the turn limit of every agent run (0: c1's default)")
     return ap.parse_args(argv)
+
+
+def _model_settings(args) -> dict:
+    """What ``run_case`` gives every agent run besides its policy (temperature 0 and a seed for a model)."""
+    out = {"budget": args.budget or None, "max_turns": args.max_turns or None}
+    if args.base_url:
+        out.update(base_urls=(args.base_url,), model=args.model or None, temperature=0.0, seed=0)
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _cases(kinds: list[str], args, embedder) -> list[tuple[Case, int]]:
@@ -415,11 +439,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"suite: {exc}", file=sys.stderr)
         return 2
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    if "llm" in systems and not args.base_url:
+        print("suite: system llm needs --base-url (bench/llm_eval.py --kinds starts a server)", file=sys.stderr)
+        return 2
     embedder = _embedder(args.embedder)
     started = time.perf_counter()
     rows = []
     for case, junk in _cases(kinds, args, embedder):
-        rows += run_case(case, systems, args.k, args.limit or None, not args.no_lower, embedder, junk)
+        rows += run_case(case, systems, args.k, args.limit or None, not args.no_lower, embedder, junk, _model_settings(args))
     text, summary = suite_tables.tables(rows, systems, saved)
     print(f"\ndevelopment suite, k = {args.k}, limit {args.limit or 'none'}, embedder {embedder.name}, "
           f"scifact split {args.split}, {time.perf_counter() - started:.0f} s\n")

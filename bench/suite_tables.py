@@ -173,6 +173,29 @@ def calibration_table(rows: list[dict], summary: dict) -> list[str]:
     return lines
 
 
+def cost_table(rows: list[dict]) -> list[str]:
+    """Per kind and agent system: means per question of the runs' turns, tool calls, pruned chunks and
+    tokens, and how the runs ended (their stop reasons, counted)."""
+    by = _by([r for r in rows if "cost" in r])
+    if not by:
+        return []
+    out = ["what the agent runs cost (means per question) and how they ended", "",
+           "| kind | system | n | turns | tool calls | pruned | prompt tokens | completion tokens | stop reasons |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for (kind, system), qs in by.items():
+        n = len(qs)
+        mean = {c: sum(r["cost"].get(c) or 0 for r in qs.values()) / n for c in ("turns", "tool_calls", "pruned",
+                                                                                 "prompt_tokens", "completion_tokens")}
+        stops: dict[str, int] = {}
+        for r in qs.values():
+            for reason in r.get("stop") or []:
+                stops[reason] = stops.get(reason, 0) + 1
+        ended = ", ".join(f"{k} {v}" for k, v in sorted(stops.items(), key=lambda kv: -kv[1]))
+        out.append(f"| {kind} | {system} | {n} | {mean['turns']:.1f} | {mean['tool_calls']:.1f} | {mean['pruned']:.1f} | "
+                   f"{mean['prompt_tokens']:.0f} | {mean['completion_tokens']:.0f} | {ended} |")
+    return out
+
+
 def tables(rows: list[dict], systems: list[str], saved: tuple[str, list[dict]] | None = None) -> tuple[str, dict]:
     """The printed tables and the summary (per kind and system; ``differences``: every paired one)."""
     summary: dict = {}
@@ -187,6 +210,7 @@ def tables(rows: list[dict], systems: list[str], saved: tuple[str, list[dict]] |
                         or [f"(the saved run {saved[0]!r} holds none of this run's kinds and systems)"])
         diffs += vs
     sections.append(calibration_table(rows, summary))
+    sections.append(cost_table(rows))
     summary["differences"] = [{"kind": k, "what": w, **d} for k, w, d in diffs]
     return "\n\n".join("\n".join(lines) for lines in sections if lines), summary
 

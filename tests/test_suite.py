@@ -186,3 +186,23 @@ def test_a_saved_run_of_other_kinds_is_said_so():
     text, summary = suite_tables.tables(_rows("mail", "hybrid", [1]), ["hybrid"], ("old", _rows("legal", "hybrid", [1])))
     assert "(the saved run 'old' holds none of this run's kinds and systems)" in text
     assert summary["differences"] == [] and "\n\n\n" not in text
+
+
+def test_the_agent_runs_costs_and_stop_reasons_are_tabled_per_kind_and_system():
+    """Issue 31: turns, calls, pruned chunks, tokens and how the runs ended, per kind, beside the built-in
+    policy; hybrid rows (one search, no agent) have none."""
+    rows = _rows("legal", "hybrid", [1], n=2) + _rows("legal", "llm", [1], n=2) + _rows("legal", "builtin", [1], n=2)
+    for r, turns, stop in zip(rows[2:4], (2, 4), ("answer", "truncated")):
+        r["cost"] = {"turns": turns, "tool_calls": 3, "pruned": 1, "prompt_tokens": 1000, "completion_tokens": 50}
+        r["stop"] = [stop]
+    for r in rows[4:]:
+        r["cost"], r["stop"] = {"turns": 3, "tool_calls": 2, "pruned": 0, "prompt_tokens": 0}, ["answer"]
+    text, _ = suite_tables.tables(rows, ["hybrid", "llm", "builtin"])
+    assert "| legal | llm | 2 | 3.0 | 3.0 | 1.0 | 1000 | 50 | answer 1, truncated 1 |" in text
+    assert "| legal | builtin | 2 | 3.0 | 2.0 | 0.0 | 0 | 0 | answer 2 |" in text
+    assert "| legal | hybrid |" not in text
+
+
+def test_the_llm_system_without_a_server_is_one_line(capsys):
+    assert suite.main(["--kinds", "legal", "--systems", "builtin,llm"]) == 2
+    assert "needs --base-url" in capsys.readouterr().err
