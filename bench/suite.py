@@ -355,13 +355,18 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
                         "found": found(it, keys, docs, corpus), "full": gold <= set(keys),
                         "rank1": bool(keys) and keys[0] in gold, "seconds": round(seconds, 3), "returned": keys,
                         "scores": [d.get("score") for d in docs], "gold_flags": [x in gold for x in keys],
-                        **({"cost": {c: stats.get(c) for c in COSTS}, "stop": stats.get("stop_reasons") or []}
-                           if stats else {}),
+                        **({"cost": _cost(stats), "stop": stats.get("stop_reasons") or []} if stats else {}),
                     })
                 print(f"  {case.kind}{suffix} {system}: {len(questions)} questions", file=sys.stderr)
     finally:
         corpus.close()
     return rows
+
+
+def _cost(stats: dict) -> dict:
+    """``COSTS`` from a search's stats (the tokens are under ``stats["tokens"]``)."""
+    tokens = stats.get("tokens") or {}
+    return {c: stats.get(c, tokens.get(c.removesuffix("_tokens"))) for c in COSTS}
 
 
 # --- the command -----------------------------------------------------------------------------

@@ -185,6 +185,31 @@ def test_pruned_text_leaves_resent_messages_but_stays_in_trajectory(corpus):
     assert fin.stop_reason == "answer" and fin.documents[0]["justification"] == "why"
 
 
+def test_an_answer_before_any_search_is_sent_back_once(corpus):
+    """Issue 31: a 1.5B model answered 29 of 30 SciFact claims on its first turn with documents "1" and
+    "2" that it never saw, and the runs ended as answers with nothing in them. The model is told that it
+    has seen no document and to search first; the run goes on, and its later answer counts. Sent back
+    once: a second such answer ends the run."""
+    def answer_with_seen(state):
+        doc = next(iter(state.context.shown.values())).doc_id
+        return Reply(text=render_final([Ranked(doc, "why")]))
+
+    invented = render_final([Ranked("1", "made up")])
+    policy = Scripted([Reply(text=invented), Reply(tool_calls=[_call("search_corpus", {"query": "drummer"}, "a")]),
+                       answer_with_seen])
+    ctx = Context()
+    events = list(Agent(policy, Tools(corpus, ctx, "q"), ctx, max_turns=5).run("drummer"))
+    fin = events[-1]
+    assert fin.stop_reason == "answer" and len(fin.documents) == 1 and fin.documents[0]["id"] != "1"
+    told = [m for m in ctx.messages if m.role == "user"][1].text()
+    assert "not been shown any document" in told and "search_corpus" in told
+    assert fin.stats["unseen_answers"] == 1
+    twice = Scripted([Reply(text=invented), Reply(text=invented)])
+    ctx = Context()
+    fin = list(Agent(twice, Tools(corpus, ctx, "q"), ctx, max_turns=5).run("drummer"))[-1]
+    assert fin.stop_reason == "answer" and fin.documents == [] and fin.stats["turns"] == 2
+
+
 def test_malformed_calls_do_not_end_the_run(corpus):
     policy = Scripted([
         Reply(tool_calls=[_call("search_corpus", '{"query": ', "a"), _call("nope", "{}", "b")]),

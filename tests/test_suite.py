@@ -206,3 +206,9 @@ def test_the_agent_runs_costs_and_stop_reasons_are_tabled_per_kind_and_system():
 def test_the_llm_system_without_a_server_is_one_line(capsys):
     assert suite.main(["--kinds", "legal", "--systems", "builtin,llm"]) == 2
     assert "needs --base-url" in capsys.readouterr().err
+
+
+def test_a_searchs_tokens_are_read_where_its_stats_keep_them():
+    stats = {"turns": 2, "tool_calls": 1, "pruned": 0, "errors": 0, "tokens": {"prompt": 1500, "completion": 40}}
+    assert suite._cost(stats) == {"turns": 2, "tool_calls": 1, "pruned": 0, "prompt_tokens": 1500,
+                                  "completion_tokens": 40, "errors": 0}

@@ -13,7 +13,7 @@ are not counted as shown), and a run whose context has no room left at all ends 
 A model server that fails is not an empty result: the run reports it and raises
 :class:`~c1.agent.policy.ModelServerError`, which the front ends turn into exit 2 / HTTP 502.
 Final answers name only documents the run was shown: an id the model invented is dropped, even
-when the corpus happens to hold it.
+when the corpus happens to hold it; an answer given before any search is sent back once, saying so.
 """
 
 from __future__ import annotations
@@ -29,8 +29,12 @@ from c1.agent import events as ev
 from c1.agent.context import MIN_REPLY, Block, Context, Message, ToolCall
 from c1.agent.output import Ranked, parse_final
 from c1.agent.policy import AgentState, ModelServerError, Policy, PolicyError, Reply
-from c1.agent.tools import PRUNE, Observation, Tools
+from c1.agent.tools import PRUNE, SEARCH, Observation, Tools
 from c1.store.ids import doc_of
+
+
+UNSEEN_ANSWER = ("You have not been shown any document yet, so the documents your answer names are not in this "
+                 "corpus. Search it first ({search}), then answer with the ids of documents you were shown.")
 
 
 class Agent:
@@ -100,6 +104,8 @@ class Agent:
             if not calls:
                 structured = reply.ranked is not None
                 self.ranked = list(reply.ranked) if structured else parse_final(reply.text, self._resolve)
+                if self._unseen_answer(structured, turn):
+                    continue
                 stop = "answer"
                 break
             if ctx.used() > ctx.budget:  # a reply longer than it was allowed (a server that ignores max_tokens)
@@ -195,6 +201,15 @@ class Agent:
             self.stats["completion_tokens"] += reply.completion_tokens
 
     # the answer -------------------------------------------------------------------------
+    def _unseen_answer(self, structured: bool, turn: int) -> bool:
+        """An answer given before any document was shown names none the run has seen (its ids are
+        invented): with turns left, the model is told so, once, and the run goes on."""
+        if structured or self.ranked or self.context.shown or turn >= self.max_turns or self.stats.get("unseen_answers"):
+            return False
+        self.stats["unseen_answers"] = 1
+        self.context.add(Message("user", UNSEEN_ANSWER.format(search=self.tools.names[SEARCH])))
+        return True
+
     def _resolve(self, raw: str) -> str | None:
         """A document id the model wrote (or a chunk id of it) → a document the run was shown, else
         None: an id it never saw is invented, even when the corpus holds a document by that id."""
