@@ -69,7 +69,7 @@ KINDS = ("hotpotqa", "musique", "financebench", "mail", "legal", "sheets", "scif
 SYSTEMS = ("hybrid", "builtin", "builtin@4")
 """Also ``llm`` (the model policy, with ``--base-url``: bench/llm_eval.py --kinds starts a llama.cpp
 server and runs it so)."""
-COSTS = ("turns", "tool_calls", "pruned", "prompt_tokens", "completion_tokens", "errors")
+COSTS = ("turns", "tool_calls", "pruned", "prompt_tokens", "completion_tokens", "errors", "cut_retries")
 """What an agent run's stats say of its cost, kept in each row (``cost``) beside its stop reasons."""
 SHEETS_VERSION = 1
 

@@ -175,24 +175,25 @@ def calibration_table(rows: list[dict], summary: dict) -> list[str]:
 
 def cost_table(rows: list[dict]) -> list[str]:
     """Per kind and agent system: means per question of the runs' turns, tool calls, pruned chunks and
-    tokens, and how the runs ended (their stop reasons, counted)."""
+    tokens, the replies cut at half the room and asked again, and how the runs ended (their stop
+    reasons, counted)."""
     by = _by([r for r in rows if "cost" in r])
     if not by:
         return []
     out = ["what the agent runs cost (means per question) and how they ended", "",
-           "| kind | system | n | turns | tool calls | pruned | prompt tokens | completion tokens | stop reasons |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "| kind | system | n | turns | tool calls | pruned | prompt tokens | completion tokens | cut retries | stop reasons |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for (kind, system), qs in by.items():
         n = len(qs)
         mean = {c: sum(r["cost"].get(c) or 0 for r in qs.values()) / n for c in ("turns", "tool_calls", "pruned",
-                                                                                 "prompt_tokens", "completion_tokens")}
+                                                                                 "prompt_tokens", "completion_tokens", "cut_retries")}
         stops: dict[str, int] = {}
         for r in qs.values():
             for reason in r.get("stop") or []:
                 stops[reason] = stops.get(reason, 0) + 1
         ended = ", ".join(f"{k} {v}" for k, v in sorted(stops.items(), key=lambda kv: -kv[1]))
         out.append(f"| {kind} | {system} | {n} | {mean['turns']:.1f} | {mean['tool_calls']:.1f} | {mean['pruned']:.1f} | "
-                   f"{mean['prompt_tokens']:.0f} | {mean['completion_tokens']:.0f} | {ended} |")
+                   f"{mean['prompt_tokens']:.0f} | {mean['completion_tokens']:.0f} | {mean['cut_retries']:.1f} | {ended} |")
     return out
 
 

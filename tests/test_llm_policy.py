@@ -426,19 +426,43 @@ def test_a_reply_cut_by_max_tokens_is_a_budget_stop_not_the_answer(corpus, hotpo
     gold = hotpot_index.doc_by_title["Neil Peart"]
     cut = completion(f'We need to check <Document id="{gold}"> and then maybe the other one, let me think whether')
     cut["choices"][0]["finish_reason"] = "length"
-    script = [Step(body=completion(None, [("search_corpus", {"query": "Neil Peart drummer"})])), Step(body=cut)]
+    script = [Step(body=completion(None, [("search_corpus", {"query": "Neil Peart drummer"})])), Step(body=cut), Step(body=cut)]
     with ScriptedServer(script) as srv:
         settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=6)
         result, events = run(corpus, settings, q["question"])
         bodies = srv.posts()
-    assert len(bodies) == 2
+    assert len(bodies) == 3, "the cut reply is asked once more, then the run ends"
+    assert bodies[2]["messages"] == bodies[1]["messages"] and bodies[2]["max_tokens"] > bodies[1]["max_tokens"]
     finished = [e for e in events if isinstance(e, ev.Finished)][0]
     assert finished.stop_reason == "truncated" and result.stats["stop_reasons"] == ["truncated"]
     cut_events = [e for e in events if isinstance(e, ev.ReplyTruncated)]
-    assert len(cut_events) == 1 and cut_events[0].turn == 2 and cut_events[0].cap == bodies[1]["max_tokens"]
+    assert len(cut_events) == 1 and cut_events[0].turn == 2 and cut_events[0].cap == bodies[2]["max_tokens"]
     shown = {r.doc_id for e in events if isinstance(e, ev.ToolResult) for r in e.chunks}
     assert len(result.documents) == min(len(shown), settings.max_docs) > 1, "the fallback ranking, not the cut text's one id"
     assert {d["id"] for d in result.documents} <= shown and cut_events[0].documents == len(shown)
+
+
+def test_a_reply_cut_at_half_the_room_is_asked_once_more_with_all_of_it(corpus, hotpot_index: HotpotIndex):
+    """The cap is half of what is left (the other half for observations). A final answer cut by
+    it gets the whole room on a second request of the same turn, and the run ends with that
+    answer. Before, the run ended ``truncated`` on the fallback (15 of 30 HotpotQA runs of a 1.5B
+    model at a 2,048-token budget)."""
+    q = hotpot_index.questions[0]
+    gold = hotpot_index.doc_by_title["Neil Peart"]
+    cut = completion(f'<Document id="{gold}"><Justification>Neil Peart was the drummer and')
+    cut["choices"][0]["finish_reason"] = "length"
+    answer = completion(f'<Document id="{gold}"><Justification>Neil Peart was the drummer.</Justification></Document>')
+    script = [Step(body=completion(None, [("search_corpus", {"query": "Neil Peart drummer"})])), Step(body=cut), Step(body=answer)]
+    with ScriptedServer(script) as srv:
+        settings = Settings(home=hotpot_index.home, policy="llm", base_urls=(srv.base_url,), max_turns=6, budget=4096)
+        result, events = run(corpus, settings, q["question"])
+        bodies = srv.posts()
+    assert len(bodies) == 3 and bodies[2]["messages"] == bodies[1]["messages"]
+    assert bodies[1]["max_tokens"] < bodies[2]["max_tokens"] <= 4096 - 48
+    finished = [e for e in events if isinstance(e, ev.Finished)][0]
+    assert finished.stop_reason == "answer" and not [e for e in events if isinstance(e, ev.ReplyTruncated)]
+    assert [d["id"] for d in result.documents] == [gold] and finished.stats["cut_retries"] == 1
+    assert finished.stats["turns"] == 2
 
 
 def test_an_empty_call_gets_an_error_observation_and_the_run_goes_on(corpus, hotpot_index: HotpotIndex):

@@ -193,13 +193,14 @@ def test_the_agent_runs_costs_and_stop_reasons_are_tabled_per_kind_and_system():
     policy; hybrid rows (one search, no agent) have none."""
     rows = _rows("legal", "hybrid", [1], n=2) + _rows("legal", "llm", [1], n=2) + _rows("legal", "builtin", [1], n=2)
     for r, turns, stop in zip(rows[2:4], (2, 4), ("answer", "truncated")):
-        r["cost"] = {"turns": turns, "tool_calls": 3, "pruned": 1, "prompt_tokens": 1000, "completion_tokens": 50}
+        r["cost"] = {"turns": turns, "tool_calls": 3, "pruned": 1, "prompt_tokens": 1000, "completion_tokens": 50,
+                     "cut_retries": turns // 2 - 1}
         r["stop"] = [stop]
     for r in rows[4:]:
         r["cost"], r["stop"] = {"turns": 3, "tool_calls": 2, "pruned": 0, "prompt_tokens": 0}, ["answer"]
     text, _ = suite_tables.tables(rows, ["hybrid", "llm", "builtin"])
-    assert "| legal | llm | 2 | 3.0 | 3.0 | 1.0 | 1000 | 50 | answer 1, truncated 1 |" in text
-    assert "| legal | builtin | 2 | 3.0 | 2.0 | 0.0 | 0 | 0 | answer 2 |" in text
+    assert "| legal | llm | 2 | 3.0 | 3.0 | 1.0 | 1000 | 50 | 0.5 | answer 1, truncated 1 |" in text
+    assert "| legal | builtin | 2 | 3.0 | 2.0 | 0.0 | 0 | 0 | 0.0 | answer 2 |" in text
     assert "| legal | hybrid |" not in text
 
 
@@ -209,6 +210,7 @@ def test_the_llm_system_without_a_server_is_one_line(capsys):
 
 
 def test_a_searchs_tokens_are_read_where_its_stats_keep_them():
-    stats = {"turns": 2, "tool_calls": 1, "pruned": 0, "errors": 0, "tokens": {"prompt": 1500, "completion": 40}}
+    stats = {"turns": 2, "tool_calls": 1, "pruned": 0, "errors": 0, "cut_retries": 1,
+             "tokens": {"prompt": 1500, "completion": 40}}
     assert suite._cost(stats) == {"turns": 2, "tool_calls": 1, "pruned": 0, "prompt_tokens": 1500,
-                                  "completion_tokens": 40, "errors": 0}
+                                  "completion_tokens": 40, "errors": 0, "cut_retries": 1}

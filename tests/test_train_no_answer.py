@@ -133,8 +133,8 @@ def test_search_json_marks_a_run_that_did_not_answer(hotpot_index: HotpotIndex):
 
     cut = completion("We need to check the drummer and then maybe")
     cut["choices"][0]["finish_reason"] = "length"
-    script = [Step(body=completion(None, [("search_corpus", {"query": "Neil Peart drummer"})])), Step(body=cut)]
-    with ScriptedServer(script) as srv:
+    script = [Step(body=completion(None, [("search_corpus", {"query": "Neil Peart drummer"})])), Step(body=cut), Step(body=cut)]
+    with ScriptedServer(script) as srv:  # the cut reply is asked once more with all the room, and cut again
         res = run_cli(["search", hotpot_index.questions[0]["question"], "--policy", "llm", "--base-url", srv.base_url,
                        "--no-daemon", "--json"], hotpot_index.env, timeout=300)
     assert res.rc == 0, res.stderr

@@ -206,6 +206,12 @@ class Context:
         costs less than the call that asked for it when it has to be cut to an error)."""
         return max(0, (self.budget - self.used() - USAGE_RESERVE) // 2)
 
+    def whole_reply_room(self) -> int:
+        """All that is left once the usage line is reserved: the room a reply cut at
+        :meth:`reply_room` gets when it is asked once more. A final answer needs no room for
+        observations, and calls whose results no longer fit get a short error instead (:meth:`fits`)."""
+        return max(0, self.budget - self.used() - USAGE_RESERVE)
+
     def fits(self, tokens: int) -> bool:
         """Whether ``tokens`` more still leave room for the usage line under the budget."""
         return self.used() + tokens + USAGE_RESERVE <= self.budget

@@ -7,7 +7,9 @@ The context budget is a ceiling on every request sent: each turn the policy is t
 reply may be (``AgentState.max_reply_tokens``; near the limit that is little, enough for a prune
 or a short answer), an observation that would not fit is replaced by a short error (its chunks
 are not counted as shown), and a run whose context has no room left at all ends (stop reason
-``budget``). A reply cut by that cap (``Reply.truncated``) is no answer either: the run ends
+``budget``). The cap is half of what is left, the other half for the observations the reply's
+calls bring back; a reply cut by it is asked once more with all that is left (a final answer needs
+no room for observations). A reply cut again (``Reply.truncated``) is no answer: the run ends
 (stop reason ``truncated``) with the documents it was shown, and a warning says so.
 
 A model server that fails is not an empty result: the run reports it and raises
@@ -83,7 +85,12 @@ class Agent:
             sent = ctx.used()
             counted = ctx.counted()
             try:
-                reply = self.policy.next(state)
+                reply = self._ask(state, sent, counted)
+                whole = ctx.whole_reply_room()
+                if reply.truncated and whole > room:  # cut at half of what is left: once more with all of it
+                    self.stats["cut_retries"] = self.stats.get("cut_retries", 0) + 1
+                    state = self._state(question, turn, whole)
+                    reply = self._ask(state, sent, counted)
             except ModelServerError as exc:
                 yield ev.RunError(r, str(exc))
                 raise
@@ -91,7 +98,6 @@ class Agent:
                 yield ev.RunError(r, str(exc))
                 stop = "error"
                 break
-            self._count_tokens(reply, sent, counted)
             if reply.truncated:  # cut by max_tokens: neither an answer nor calls to trust
                 stop = "truncated"
                 yield ev.ReplyTruncated(r, turn, reply.completion_tokens, state.max_reply_tokens,
@@ -190,6 +196,11 @@ class Agent:
             if ctx.fits(tokens):
                 break
         return obs, message, tokens
+
+    def _ask(self, state: AgentState, sent: int, counted: int) -> Reply:
+        reply = self.policy.next(state)
+        self._count_tokens(reply, sent, counted)
+        return reply
 
     def _count_tokens(self, reply: Reply, sent: int, counted: int) -> None:
         if reply.prompt_tokens:

@@ -213,7 +213,7 @@ def _document(corpus: Corpus, agents: list[Agent], doc_id: str, score: float, ju
 
 def _merge_stats(stats: list[dict], seconds: float) -> dict:
     keys = ("turns", "tool_calls", "pruned", "errors", "prompt_tokens", "completion_tokens", "counted_tokens",
-            "count_error", "seen_chunks")
+            "count_error", "seen_chunks", "cut_retries")
     out = {k: sum(s.get(k, 0) for s in stats) for k in keys}
     out["runs"] = len(stats)
     out["context_peak"] = max((s.get("context_peak", 0) for s in stats), default=0)
