@@ -24,7 +24,7 @@ import json
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -158,7 +158,9 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
 
 class ScriptedServer(FakeServer):
     """Each POST to ``/v1/chat/completions`` consumes the next step of ``script`` (then repeats
-    ``default``); ``/v1/models`` lists ``models`` (None: 404)."""
+    ``default``); ``/v1/models`` lists ``models`` (None: 404). A reply whose ``finish_reason`` is
+    ``length`` reports as many completion tokens as the request's ``max_tokens``, as a server does
+    that cut it there."""
 
     def __init__(self, script: list[Step] | None = None, default: Step | None = None,
                  models: list | tuple | None = ("scripted",)):
@@ -170,7 +172,12 @@ class ScriptedServer(FakeServer):
         if method != "POST":
             return super().answer(method, path, body)
         with self.lock:
-            return self.script.pop(0) if self.script else self.default
+            step = self.script.pop(0) if self.script else self.default
+        choices = step.body.get("choices") if isinstance(step.body, dict) else None
+        if choices and choices[0].get("finish_reason") == "length" and isinstance(body, dict) and body.get("max_tokens"):
+            usage = {**step.body.get("usage", {}), "completion_tokens": body["max_tokens"]}
+            step = replace(step, body={**step.body, "usage": usage})
+        return step
 
 
 def text_vector(text: str, dim: int = 32) -> list[float]:

@@ -556,3 +556,42 @@ def test_a_sampled_turn_cut_before_its_stop_token_is_truncated(hotpot):
     whole = run_task(corpus, settings, tasks[0], TokenPolicy(renderer, type("W", (), {
         "generate": lambda self, *a: list(answer)})(), max_new_tokens=64), 0, ToolConfig())
     assert whole.finished.stop_reason in ("answer", "unparsed_answer")
+
+
+def test_a_cut_turn_asked_again_is_trained_once_as_its_second_sample(hotpot):
+    """A sampled turn cut at the loop's cap (half of what is left) is asked once more with all of it.
+    The cut sample never entered the run, so the turns RL trains on hold the second sample alone, not
+    both; a cut at the policy's own ``max_new_tokens`` is not asked again (it would be cut the same)."""
+    pytest.importorskip("openai_harmony")
+    from dataclasses import replace as dc_replace
+
+    from c1.model.harmony import completion_ids
+    from c1.agent.tools import ToolConfig
+    from c1.train.collect import run_task
+    from c1.train.policy import TokenPolicy
+    from c1.train.render import HarmonyRenderer
+
+    settings, corpus, tasks, _ = hotpot
+    answer = completion_ids({"role": "assistant", "content": '<Document id="x"><Justification>j</Justification></Document>'})
+
+    class CutOnce:
+        def __init__(self):
+            self.rooms = []
+
+        def generate(self, prompt_ids, max_new_tokens, temperature, stop_ids):
+            self.rooms.append(max_new_tokens)
+            return [answer[0]] * max_new_tokens if len(self.rooms) == 1 else list(answer)
+
+    renderer = HarmonyRenderer(start_date="2026-01-01")
+    gen = CutOnce()
+    policy = TokenPolicy(renderer, gen, max_new_tokens=100_000)
+    res = run_task(corpus, dc_replace(settings, budget=8192), tasks[0], policy, 0, ToolConfig())
+    assert gen.rooms[1] > gen.rooms[0] and res.finished.stats["cut_retries"] == 1, gen.rooms
+    # (the answer names a document it was never shown: it is sent back once, so the run has a second turn)
+    assert len(policy.turns) == len(gen.rooms) - 1 == res.finished.stats["turns"]
+    assert policy.turns[0].completion_ids == list(answer) and policy.turns[0].prompt_ids != policy.turns[1].prompt_ids
+
+    capped = CutOnce()
+    res = run_task(corpus, dc_replace(settings, budget=8192), tasks[0], TokenPolicy(renderer, capped, max_new_tokens=16),
+                   0, ToolConfig())
+    assert capped.rooms == [16] and res.finished.stop_reason == "truncated"

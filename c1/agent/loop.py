@@ -87,7 +87,8 @@ class Agent:
             try:
                 reply = self._ask(state, sent, counted)
                 whole = ctx.whole_reply_room()
-                if reply.truncated and whole > room:  # cut at half of what is left: once more with all of it
+                if reply.truncated and whole > room and (reply.completion_tokens or room) >= room:
+                    # cut at half of what is left (not at a cap of the policy's own): once more with all of it
                     self.stats["cut_retries"] = self.stats.get("cut_retries", 0) + 1
                     state = self._state(question, turn, whole)
                     reply = self._ask(state, sent, counted)

@@ -80,7 +80,11 @@ class TokenPolicy:
         sample = got if isinstance(got, Sample) else Sample(list(got))
         out = list(sample.ids)
         logprobs = list(sample.logprobs) if sample.logprobs is not None and len(sample.logprobs) == len(out) else None
-        self.turns.append(Turn(ids, out, logprobs))
+        turn = Turn(ids, out, logprobs)
+        if self.turns and self.turns[-1].prompt_ids == ids:  # the loop asked again after a cut reply: it is void
+            self.turns[-1] = turn
+        else:
+            self.turns.append(turn)
         known = {state.tool_names[k]: p for k, p in PARAMS.items() if k in state.tool_names}
         reply = self.renderer.parse(out, known)
         reply.prompt_tokens = len(ids)
