@@ -81,17 +81,8 @@ class Agent:
                 break
             self.stats["turns"] = turn
             yield ev.TurnStarted(r, turn, ctx.used(), ctx.budget)
-            state = self._state(question, turn, room)
-            sent = ctx.used()
-            counted = ctx.counted()
             try:
-                reply = self._ask(state, sent, counted)
-                whole = ctx.whole_reply_room()
-                if reply.truncated and whole > room and (reply.completion_tokens or room) >= room:
-                    # cut at half of what is left (not at a cap of the policy's own): once more with all of it
-                    self.stats["cut_retries"] = self.stats.get("cut_retries", 0) + 1
-                    state = self._state(question, turn, whole)
-                    reply = self._ask(state, sent, counted)
+                reply, cap = self._reply(question, turn, room)
             except ModelServerError as exc:
                 yield ev.RunError(r, str(exc))
                 raise
@@ -101,7 +92,7 @@ class Agent:
                 break
             if reply.truncated:  # cut by max_tokens: neither an answer nor calls to trust
                 stop = "truncated"
-                yield ev.ReplyTruncated(r, turn, reply.completion_tokens, state.max_reply_tokens,
+                yield ev.ReplyTruncated(r, turn, reply.completion_tokens, cap,
                                         len({s.doc_id for s in ctx.visible().values()}))
                 break
             calls = _unique_ids(reply.tool_calls)
@@ -197,6 +188,18 @@ class Agent:
             if ctx.fits(tokens):
                 break
         return obs, message, tokens
+
+    def _reply(self, question: str, turn: int, room: int) -> tuple[Reply, int]:
+        """The policy's reply to this turn, and the cap it was given. A reply cut at ``room`` (half of
+        what is left, not a cap of the policy's own) is asked once more with all that is left."""
+        ctx = self.context
+        sent, counted = ctx.used(), ctx.counted()
+        reply = self._ask(self._state(question, turn, room), sent, counted)
+        whole = ctx.whole_reply_room()
+        if reply.truncated and whole > room and (reply.completion_tokens or room) >= room:
+            self.stats["cut_retries"] = self.stats.get("cut_retries", 0) + 1
+            return self._ask(self._state(question, turn, whole), sent, counted), whole
+        return reply, room
 
     def _ask(self, state: AgentState, sent: int, counted: int) -> Reply:
         reply = self.policy.next(state)
