@@ -146,7 +146,12 @@ def _suite(args) -> int:
     return res.returncode
 
 
+def _exit_on_term(signum, frame) -> None:
+    raise SystemExit(128 + signum)  # the ``finally`` that stops the server runs (a plain SIGTERM skips it)
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, _exit_on_term)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--questions", type=int, default=8)
