@@ -204,7 +204,7 @@ class Context:
         """The longest reply the model may write now: half of what is left once the usage line is
         reserved, the other half for the observations its tool calls bring back (an observation
         costs less than the call that asked for it when it has to be cut to an error)."""
-        return max(0, (self.budget - self.used() - USAGE_RESERVE) // 2)
+        return self.whole_reply_room() // 2
 
     def whole_reply_room(self) -> int:
         """All that is left once the usage line is reserved: the room a reply cut at

@@ -49,7 +49,7 @@ class Agent:
         self.run_index = run_index
         self.stop = stop
         """Set by the caller to end the run at its next turn (a cancelled search)."""
-        self.stats = {"turns": 0, "tool_calls": 0, "pruned": 0, "errors": 0,
+        self.stats = {"turns": 0, "tool_calls": 0, "pruned": 0, "errors": 0, "cut_retries": 0,
                       "prompt_tokens": 0, "completion_tokens": 0, "counted_tokens": 0, "count_error": 0}
         self.ranked: list[Ranked] = []
 
@@ -195,9 +195,8 @@ class Agent:
         ctx = self.context
         sent, counted = ctx.used(), ctx.counted()
         reply = self._ask(self._state(question, turn, room), sent, counted)
-        whole = ctx.whole_reply_room()
-        if reply.truncated and whole > room and (reply.completion_tokens or room) >= room:
-            self.stats["cut_retries"] = self.stats.get("cut_retries", 0) + 1
+        if reply.truncated and (reply.completion_tokens or room) >= room and (whole := ctx.whole_reply_room()) > room:
+            self.stats["cut_retries"] += 1
             return self._ask(self._state(question, turn, whole), sent, counted), whole
         return reply, room
 
