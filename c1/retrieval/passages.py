@@ -138,6 +138,9 @@ class Knobs:
     tables: int = TABLE_PAGES
     sure: tuple[float, int] = SURE
     given: int = GIVEN
+    order: str = "rules"
+    """``rules``: the hand order (:meth:`_Reading._hand_order`); ``fitted``: :mod:`c1.retrieval.passage_order`'s,
+    measured and not used: it lost gold spans and pages of contracts and filings (docs/relevance.md)."""
 
 
 KNOBS = Knobs()
@@ -161,14 +164,25 @@ def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVID
     fields of :class:`Knobs` to set otherwise than :data:`KNOBS`."""
     if budget <= 0 or not doc_ids:
         return {d: [] for d in doc_ids}
+    reading = read(corpus, question, doc_ids, scorer, weights, seen, **knobs)
+    if reading is None:
+        return {d: [] for d in doc_ids}
+    return reading.take(doc_ids, budget, count or _count)
+
+
+def read(corpus, question: str, doc_ids: list[str], scorer: Scorer | None = None,
+         weights: dict[str, float] | None = None, seen: dict[str, list[str]] | None = None,
+         **knobs) -> _Reading | None:
+    """The documents' candidate sentences read and scored (:func:`choose` before it takes its passages;
+    bench/passage_fit.py fits the passage order on :func:`c1.retrieval.passage_order.features`); None where none was read."""
     reading = _Reading(corpus, question, scorer or make_scorer(corpus), replace(KNOBS, **knobs))
     vector = corpus.embed_query(question)
     for rank, doc_id in enumerate(doc_ids):
         reading.read_document(rank, doc_id, vector, seen)
     if not reading.cands:
-        return {d: [] for d in doc_ids}
+        return None
     reading.score(_relative(doc_ids, weights))
-    return reading.take(doc_ids, budget, count or _count)
+    return reading
 
 
 def _relative(doc_ids: list[str], weights: dict[str, float] | None) -> dict[str, float]:
@@ -214,6 +228,9 @@ class _Reading:
         self.anchored: list[str] = []  # the first document's best chunks, each of which gives its best sentence first
         self.page_of_row: dict[int, int] = {}  # such a row → its page's place among them: each page's best row first
         self.factor: dict[str, float] = {}
+        self.place: dict[str, int] = {}  # an opened chunk → its place in its document's ranking against the question
+        self.lexical: dict[int, float] = {}  # a candidate → its terms' score (BM25 among its document's sentences)
+        self.scored: set[int] = set()  # the candidates the scorer read
 
     # reading ------------------------------------------------------------------------------------------
     def read_document(self, rank: int, doc_id: str, vector, seen: dict[str, list[str]] | None) -> None:
@@ -223,6 +240,7 @@ class _Reading:
         holding: set[str] = set()
         ranked = rank_in_document(corpus, self.question, pool, vector, holding=holding)
         opened = [c for c, _ in ranked][: _of(k.chunks, rank)]
+        self.place.update((c.id, place) for place, c in enumerate(opened))
         doc = _Document(rank, doc_id, by_n={c.n: c for c in pool} if first and k.section_chunks[0] else {})
         opening = openings(doc.by_n, opened[: k.section_chunks[0]]) if doc.by_n else {}
         if first:
@@ -308,7 +326,7 @@ class _Reading:
         sentences under the worst of them, in their lexical order; the candidates best first, each
         weighted by its document's relative confidence (``factor``)."""
         self.factor = factor
-        lexical_of = {id(c): c.score for c in self.cands}
+        lexical_of = self.lexical = {id(c): c.score for c in self.cands}
         groups: dict[tuple[bool, str], list[Candidate]] = {}
         for asked_here, picked in self.short:  # the first document's call, then one per wording of the question
             for c in picked:
@@ -329,7 +347,7 @@ class _Reading:
             self.cands = [c for c in self.cands if c.doc_id not in dropped]
         short = [c for _, picked in self.short for c in picked if c.doc_id not in dropped]
         floor = min((c.score for c in short), default=0.0)
-        listed = {id(c) for c in short}
+        listed = self.scored = {id(c) for c in short}
         for c in self.cands:  # below the shortlist: under its worst, in their lexical order
             if id(c) not in listed:
                 c.score = floor * lexical_of[id(c)] * 0.5
@@ -341,8 +359,20 @@ class _Reading:
 
     # taking -------------------------------------------------------------------------------------------
     def _order(self) -> tuple[list[Candidate], list[Candidate]]:
-        """The candidates in the order they are taken, and those owed a place (the best of each of the
-        next ``given`` documents): the best passages the scorer is sure of (``SURE``) first, then each best
+        """The candidates in the order they are taken, and those owed a place whatever their confidence (the
+        best of each of the next ``given`` documents): the hand order, or (``order="fitted"``) by the fitted
+        passage order (:mod:`c1.retrieval.passage_order`)."""
+        if self.k.order == "fitted":
+            from c1.retrieval import passage_order
+
+            weights = passage_order.load()
+            score = {id(c): weights.score(x) for c, x in zip(self.cands, passage_order.features(self))}
+            ordered = sorted(self.cands, key=lambda c: (-score[id(c)], c.doc_rank, c.start))
+            return ordered, _best_of_each(self.cands, self.k.given, set())
+        return self._hand_order()
+
+    def _hand_order(self) -> tuple[list[Candidate], list[Candidate]]:
+        """The hand order (``rules``): the best passages the scorer is sure of (``SURE``) first, then each best
         table page's best row and each anchor chunk's best sentence, then the owed, then the rest by score.
         Before the sure came first, "How many employees did Coca-Cola have?" kept a statement's rows and
         anchors the scorer was unsure of in place of "our Company had approximately 61,800 employees"."""

@@ -71,20 +71,22 @@ def order(weights: RankerWeights, feats: dict[str, dict[str, float]], own: list[
 _loaded: dict[tuple[str, int], RankerWeights] = {}
 
 
-def load(path: str | Path | None = None) -> RankerWeights:
-    """The weights in ``path`` (default: the shipped ones); read once per version of the file."""
-    path = Path(path) if path else SHIPPED
+def load(path: str | Path | None = None, shipped: Path = SHIPPED,
+         features: tuple[str, ...] = FEATURES) -> RankerWeights:
+    """The weights in ``path`` (default: the ``shipped`` ones) of ``features``; read once per version of
+    the file."""
+    path = Path(path) if path else shipped
     try:
         stamp = (str(path), path.stat().st_mtime_ns)
         if stamp in _loaded:
             return _loaded[stamp]
         data = json.loads(path.read_text())
-        weights = {f: float(data["weights"][f]) for f in FEATURES}
+        weights = {f: float(data["weights"][f]) for f in features}
     except OSError as exc:
         raise RankerError(f"cannot read the ranker weights {path}: {exc.strerror or exc}") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise RankerError(f"{path} is not a ranker weights file (c1 train ranker writes one): {exc}") from None
-    got = _loaded[stamp] = RankerWeights(weights, "shipped" if path == SHIPPED else str(path), data.get("fitted", {}))
+    got = _loaded[stamp] = RankerWeights(weights, "shipped" if path == shipped else str(path), data.get("fitted", {}))
     return got
 
 
