@@ -37,6 +37,7 @@ passages are recomputed from the cached documents at every run: ``--fresh`` runs
     python bench/passages.py --corpus legal --limit 60 --scorer auto --dump after.jsonl   # diff two versions
     python bench/passages.py --corpus legal --scorer auto --systems builtin --misses       # why each miss
     python bench/passages.py --corpus legal --scorer auto --systems builtin --choose lead_chunks=1,0
+    python bench/passages.py --corpus legal --scorer auto --systems builtin --choose order=fitted   # bench/passage_fit.py
 """
 
 from __future__ import annotations
@@ -313,6 +314,14 @@ def evaluate(name: str, limit: int | None, scorers: list[str], k_chunks: int, fr
     return rows
 
 
+def _value(text: str):
+    """A ``--choose`` value: a number (``2``, ``0.5``) or a word (``order=fitted``)."""
+    try:
+        return float(text) if "." in text else int(text)
+    except ValueError:
+        return text
+
+
 def _traced(scorer, scored: list):
     """``scorer``, keeping every (text, score) it gives in ``scored``."""
     def traced(question: str, texts: list[str]) -> list[float]:
@@ -456,7 +465,7 @@ def main() -> None:
             options["keep"] = args.keep
         for setting in args.choose:
             key, _, value = setting.partition("=")
-            values = [float(v) if "." in v else int(v) for v in value.split(",")]
+            values = [_value(v) for v in value.split(",")]
             options[key] = tuple(values) if len(values) > 1 else values[0]
         rows = evaluate(name, args.limit, args.scorer.split(","), args.chunks, args.fresh, args.evidence_tokens,
                         tuple(args.systems.split(",")), options, args.misses)
