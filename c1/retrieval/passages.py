@@ -174,7 +174,7 @@ def read(corpus, question: str, doc_ids: list[str], scorer: Scorer | None = None
          weights: dict[str, float] | None = None, seen: dict[str, list[str]] | None = None,
          **knobs) -> _Reading | None:
     """The documents' candidate sentences read and scored (:func:`choose` before it takes its passages;
-    bench/passage_fit.py fits the passage order on :func:`c1.retrieval.passage_order.features`); None where none was read."""
+    bench/passage_fit.py fits the passage order on their features); None where none was read."""
     reading = _Reading(corpus, question, scorer or make_scorer(corpus), replace(KNOBS, **knobs))
     vector = corpus.embed_query(question)
     for rank, doc_id in enumerate(doc_ids):
