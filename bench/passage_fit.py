@@ -2,27 +2,34 @@
 """Fit the passage order (c1/retrieval/passage_order.py) on generated questions, and judge it kind by kind.
 
 For each kind of the development suite (bench/suite.py's collections), questions are generated from the
-collection itself (c1/train/extractive.py: a sentence is the answer, its document the gold; no benchmark
-question is used), the built-in policy answers each, and the passages' reading of its documents
-(``passages.read``: every candidate sentence, scored) gives one row per candidate: its features, whether
-it overlaps the answer's sentence, and its place in the hand order (``order="rules"``). Rows are cached
-in bench/out/passage_fit/<kind>.jsonl (``--refresh`` collects again).
+collection itself, no benchmark question used, in three shapes (``--shapes``):
+- ``sentences``: c1/train/extractive.py, a sentence's own words;
+- ``rows``: a table row's label and a column's year ("amcor net sales 2022"), the row the gold;
+- ``titles``: a clause by its section's name ("governing law clause"), its first sentence the gold.
+The built-in policy answers each, and the passages' reading of its documents (``passages.read``: every
+candidate sentence, scored) gives one row per candidate: its features, whether it overlaps the answer's
+sentence, and its place in the hand order (``order="rules"``). Rows are cached in
+bench/out/passage_fit/<kind>[-<shape>].jsonl (``--refresh`` collects again).
 
 Then, leave one kind out: for each kind, the order fitted on the other kinds' questions against the hand
 order, on this kind's questions whose first document is the gold one: the answer's sentence among the
 first document's first five candidates (``hit@5``; what the first document's five passages start from)
 and first (``hit@1``), with paired bootstrap 95 % intervals. ``--write`` fits on every kind and writes
 c1/data/passages.json (the shipped weights). What the user gets (passages grown, the budget, the real
-questions' gold spans and pages) is judged by bench/passages.py (``--choose order=rules`` against it).
+questions' gold spans and pages) is judged by bench/passages.py (``--choose order=fitted`` against a dump of
+the hand order).
 
-    python bench/passage_fit.py --kinds legal,mail --synthetic 60
-    python bench/passage_fit.py --write
+    python bench/passage_fit.py --kinds legal,mail --synthetic 60 --shapes sentences,rows,titles
+    python bench/passage_fit.py --shapes rows,titles --write      # c1/data/passages.json
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -44,6 +51,81 @@ def sentence_span(corpus, doc_id: str, sentence: str) -> tuple[int, int] | None:
         if i >= 0:
             return c.start + i, c.start + i + len(sentence)
     return None
+
+
+_FIGURE = re.compile(r"\s(?:[$€£—–-]|\(?\d[\d,.]*\)?%?(?=\s|$|\|))")
+_YEARS = re.compile(r"\b(?:19|20)\d{2}\b")
+_TITLE_NUMBER = re.compile(r"^\s*(?:(?:section|article|item|part|§)\s+)?[\dIVXLC().]+[.):]?\s+", re.IGNORECASE)
+
+
+def row_questions(corpus, n: int, seed: int) -> list:
+    """Questions about a table's figure, as people ask for one: a row's label and a column's year
+    ("net sales 2022"), sometimes with a word of the document's title; the row is the gold."""
+    from c1.retrieval import sentences as sx
+    from c1.retrieval.pages import is_header_row
+    from c1.retrieval.terms import content_terms
+    from c1.train.extractive import Made
+
+    rng = random.Random(seed)
+    docs = [d for d in corpus.store.manifest.all_docs() if d.n_chunks]
+    out = []
+    for doc in itertools.islice(itertools.cycle(rng.sample(docs, len(docs))), 20 * n):
+        if len(out) >= n:
+            break
+        chunk = rng.choice(corpus.doc_chunks(doc.doc_id))
+        years, rows, previous = [], [], ""
+        for u in sx.split(chunk.text):
+            text = u.text(chunk.text)
+            if u.kind == "row" and is_header_row(text, previous != "row"):
+                years = _YEARS.findall(text)
+            elif u.kind == "row" and years and _FIGURE.search(" " + text):
+                label = _FIGURE.split(" " + text, 1)[0].strip(" |.:$")
+                if 2 <= len(content_terms(label)) <= 8:
+                    rows.append((text, label, list(years)))
+            previous = u.kind
+        if not rows:
+            continue
+        row, label, years = rng.choice(rows)
+        words = content_terms(doc.title or "")[:1] if rng.random() < 0.5 else []
+        question = " ".join(words + [label.lower(), rng.choice(years)])
+        out.append(Made(question, (doc.doc_id,), row, ""))
+    return out
+
+
+def title_questions(corpus, n: int, seed: int) -> list:
+    """Questions about a clause by its section's name, not its words ("what does it say about
+    termination"): the first sentence under a numbered section title is the gold."""
+    from c1.retrieval import sentences as sx
+    from c1.retrieval.sections import is_title
+    from c1.retrieval.terms import content_terms
+    from c1.train.extractive import Made
+
+    rng = random.Random(seed)
+    docs = [d for d in corpus.store.manifest.all_docs() if d.n_chunks]
+    forms = ("what does it say about {}", "{} clause", "what about {}?", "{}")
+    out = []
+    for doc in itertools.islice(itertools.cycle(rng.sample(docs, len(docs))), 20 * n):
+        if len(out) >= n:
+            break
+        chunk = rng.choice(corpus.doc_chunks(doc.doc_id))
+        units = sx.split(chunk.text)
+        pairs = []
+        for u, v in zip(units, units[1:]):
+            title, body = u.text(chunk.text), v.text(chunk.text)
+            if is_title(title) and v.kind in sx.READABLE and not is_title(body) and len(content_terms(body)) >= 5:
+                name = _TITLE_NUMBER.sub("", title).strip(" .:;").lower()
+                if 1 <= len(content_terms(name)) <= 5:
+                    pairs.append((name, body))
+        if not pairs:
+            continue
+        name, body = rng.choice(pairs)
+        out.append(Made(rng.choice(forms).format(name), (doc.doc_id,), body, ""))
+    return out
+
+
+MAKERS = {"sentences": None, "rows": row_questions, "titles": title_questions}
+"""The shapes of generated question: ``sentences`` (c1/train/extractive.py: a sentence's own words), and two
+that are not written from their answer's words, as people ask for a figure and for a clause."""
 
 
 def question_rows(corpus, settings, scorer, made) -> list[dict]:
@@ -74,13 +156,13 @@ def question_rows(corpus, settings, scorer, made) -> list[dict]:
     return out
 
 
-def collect(kind: str, case, embedder, n: int, refresh: bool) -> list[dict]:
+def collect(kind: str, case, embedder, n: int, refresh: bool, shape: str = "sentences") -> list[dict]:
     from c1.config import load_settings
     from c1.retrieval.corpus import Corpus
     from c1.retrieval.scorers import make_scorer
     from c1.train.extractive import make
 
-    path = OUT / f"{kind}.jsonl"
+    path = OUT / (f"{kind}.jsonl" if shape == "sentences" else f"{kind}-{shape}.jsonl")
     if path.is_file() and not refresh:
         return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     settings = load_settings().with_flags(home=str(case.home), collection=case.collection, daemon=False)
@@ -89,9 +171,10 @@ def collect(kind: str, case, embedder, n: int, refresh: bool) -> list[dict]:
     t0 = time.perf_counter()
     try:
         scorer = make_scorer(corpus)
-        made = make(corpus, n, seed=sum(map(ord, kind)) + 1)  # not the ranker's questions (bench/ranker_fit.py)
+        seed = sum(map(ord, kind)) + 1  # not the ranker's questions (bench/ranker_fit.py)
+        made = make(corpus, n, seed=seed) if shape == "sentences" else MAKERS[shape](corpus, n, seed)
         for i, m in enumerate(made):
-            rows += [dict(r, kind=kind, qid=f"s{i}") for r in question_rows(corpus, settings, scorer, m)]
+            rows += [dict(r, kind=kind, qid=f"{shape[0]}{i}") for r in question_rows(corpus, settings, scorer, m)]
             if (i + 1) % 10 == 0:
                 print(f"  {kind}: {i + 1}/{len(made)} questions, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     finally:
@@ -203,9 +286,10 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kinds", default=",".join(KINDS))
-    ap.add_argument("--synthetic", type=int, default=80, help="generated questions per kind")
+    ap.add_argument("--synthetic", type=int, default=100, help="generated questions per kind and shape")
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--refresh", action="store_true", help="collect the rows again")
+    ap.add_argument("--shapes", default="sentences", help="generated questions' shapes: sentences, rows, titles")
     ap.add_argument("--with-benchmark", action="store_true",
                     help="also fit on the legal and FinanceBench benchmark questions' gold spans and pages")
     ap.add_argument("--write", action="store_true", help="write the weights fitted on every kind to c1/data/passages.json")
@@ -217,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         if build is None:
             print(f"  {kind}: no such kind in bench/suite.py, skipped", file=sys.stderr)
             continue
-        rows[kind] = collect(kind, build(embedder, "dev"), embedder, args.synthetic, args.refresh)
+        rows[kind] = [r for shape in args.shapes.split(",")
+                      for r in collect(kind, build(embedder, "dev"), embedder, args.synthetic, args.refresh, shape)]
     judged_only = {f"{name}-benchmark": benchmark_rows(name) for name in ("legal", "financebench")}
     if args.with_benchmark:
         rows |= judged_only
@@ -234,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     for kind, rs in judged_only.items():
         print(report(f"{kind} (never fitted on)", judged(rs, everything)))
     if args.write:
-        fitted = dict(everything.fitted, command="python bench/passage_fit.py --write", synthetic_per_kind=args.synthetic)
+        fitted = dict(everything.fitted, command=f"python bench/passage_fit.py --shapes {args.shapes} --write",
+                      synthetic_per_kind=args.synthetic)
         rk.save(rk.RankerWeights(everything.weights, "shipped", fitted), po.SHIPPED)
         print(f"\nwrote {po.SHIPPED}")
     return 0

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -51,8 +53,8 @@ def _weights(path, **w) -> None:
 def test_the_shipped_weights_hold_every_feature_and_the_command_that_fitted_them():
     weights = po.load()
     assert set(weights.weights) == set(po.FEATURES)
-    assert weights.fitted["command"] == "python bench/passage_fit.py --write"
-    assert len(weights.fitted["kinds"]) >= 5, "fitted on the generated questions of several kinds"
+    assert weights.fitted["command"].startswith("python bench/passage_fit.py") and "--write" in weights.fitted["command"]
+    assert len(weights.fitted["kinds"]) >= 3, "fitted on the generated questions of several kinds"
 
 
 def test_a_passage_weights_file_without_every_feature_is_refused_in_one_line(tmp_path):
@@ -97,3 +99,55 @@ def test_each_candidate_s_features_are_shares_and_mark_its_document_s_best():
         assert all(x["first_doc"] == float(doc == "a") for x in mine)
         assert all(x["conf"] == (1.0 if doc == "a" else 0.5) for x in mine)
     assert max(x["share"] for x in rows) == 1.0 and rows[0]["weighted"] == 1.0
+
+
+NOTE = """# Supply agreement between Acme and Globex
+
+1. Definitions. In this agreement the products are the widgets that Acme makes for Globex in Ohio.
+
+2. Governing Law. This agreement is governed by the laws of the State of Delaware without regard to conflicts.
+
+3. Termination. Either party may end this agreement on ninety days notice given in writing to the other.
+
+| Item | 2022 | 2021 |
+|---|---|---|
+| Net widget sales | 34,229 | 35,355 |
+| Freight and handling costs | 1,204 | 1,190 |
+"""
+
+
+def test_generated_row_and_title_questions_ask_as_people_do_and_point_at_their_passage(new_c1_env):
+    """bench/passage_fit.py's question shapes that are not written from their answer's words: a table row
+    by its label and a column's year, a clause by its section's name; each one's gold sentence is the row
+    or the section's first sentence, found in its document."""
+    import sys
+
+    from c1.config import load_settings
+    from c1.retrieval.corpus import Corpus
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench import passage_fit
+
+    env = new_c1_env("shapes")
+    folder = env.root / "corpus"
+    folder.mkdir()
+    (folder / "supply agreement.md").write_text(NOTE)
+    done = env.run("index", folder, "--quiet")
+    assert done.rc == 0, done.stderr
+    corpus = Corpus(load_settings().with_flags(home=env.env["C1_HOME"], daemon=False))
+    try:
+        rows = passage_fit.row_questions(corpus, 6, seed=1)
+        titles = passage_fit.title_questions(corpus, 6, seed=1)
+        assert rows and titles
+        for m in rows:
+            label = "net widget sales" if "Net widget" in m.sentence else "freight and handling costs"
+            assert label in m.question and re.search(r"\b202[12]\b", m.question), m.question
+            assert passage_fit.sentence_span(corpus, m.gold[0], m.sentence) is not None
+        for m in titles:
+            name, first = (("governing law", "This agreement is governed") if "governing" in m.question else
+                           ("termination", "Either party") if "termination" in m.question else ("definitions", "In this"))
+            assert m.sentence.startswith(first), (m.question, m.sentence)
+            assert passage_fit.sentence_span(corpus, m.gold[0], m.sentence) is not None
+            assert "delaware" not in m.question.lower() and "ninety" not in m.question.lower()
+    finally:
+        corpus.close()
