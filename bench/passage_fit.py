@@ -38,24 +38,26 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import suite  # noqa: E402
+from bench.passages import original_span  # noqa: E402
+from bench.ranker_fit import fit_on as _fit_on, groups  # noqa: E402
 
 OUT = REPO / "bench" / "out" / "passage_fit"
 KINDS = ("hotpotqa", "musique", "financebench", "mail", "legal", "sheets", "scifact")
 
 
-def sentence_span(corpus, doc_id: str, sentence: str) -> tuple[int, int] | None:
-    """Where the generated question's sentence lies in its document (document offsets)."""
-    probe = sentence[:120]
-    for c in corpus.doc_chunks(doc_id):
-        i = c.text.find(probe)
-        if i >= 0:
-            return c.start + i, c.start + i + len(sentence)
-    return None
-
-
 _FIGURE = re.compile(r"\s(?:[$€£—–-]|\(?\d[\d,.]*\)?%?(?=\s|$|\|))")
 _YEARS = re.compile(r"\b(?:19|20)\d{2}\b")
 _TITLE_NUMBER = re.compile(r"^\s*(?:(?:section|article|item|part|§)\s+)?[\dIVXLC().]+[.):]?\s+", re.IGNORECASE)
+
+
+def _drawn(corpus, n: int, rng: random.Random, out: list):
+    """(document, one of its chunks) drawn at random, documents alike, until ``out`` holds ``n`` questions
+    (at most 20 draws a question wanted)."""
+    docs = [d for d in corpus.store.manifest.all_docs() if d.n_chunks]
+    for doc in itertools.islice(itertools.cycle(rng.sample(docs, len(docs))), 20 * n):
+        if len(out) >= n:
+            return
+        yield doc, rng.choice(corpus.doc_chunks(doc.doc_id))
 
 
 def row_questions(corpus, n: int, seed: int) -> list:
@@ -67,12 +69,8 @@ def row_questions(corpus, n: int, seed: int) -> list:
     from c1.train.extractive import Made
 
     rng = random.Random(seed)
-    docs = [d for d in corpus.store.manifest.all_docs() if d.n_chunks]
     out = []
-    for doc in itertools.islice(itertools.cycle(rng.sample(docs, len(docs))), 20 * n):
-        if len(out) >= n:
-            break
-        chunk = rng.choice(corpus.doc_chunks(doc.doc_id))
+    for doc, chunk in _drawn(corpus, n, rng, out):
         years, rows, previous = [], [], ""
         for u in sx.split(chunk.text):
             text = u.text(chunk.text)
@@ -101,13 +99,9 @@ def title_questions(corpus, n: int, seed: int) -> list:
     from c1.train.extractive import Made
 
     rng = random.Random(seed)
-    docs = [d for d in corpus.store.manifest.all_docs() if d.n_chunks]
     forms = ("what does it say about {}", "{} clause", "what about {}?", "{}")
     out = []
-    for doc in itertools.islice(itertools.cycle(rng.sample(docs, len(docs))), 20 * n):
-        if len(out) >= n:
-            break
-        chunk = rng.choice(corpus.doc_chunks(doc.doc_id))
+    for doc, chunk in _drawn(corpus, n, rng, out):
         units = sx.split(chunk.text)
         pairs = []
         for u, v in zip(units, units[1:]):
@@ -139,7 +133,7 @@ def question_rows(corpus, settings, scorer, made) -> list[dict]:
     if not docs:
         return []
     ids = [d["id"] for d in docs]
-    gold = {d: span for d in made.gold if d in ids and (span := sentence_span(corpus, d, made.sentence))}
+    gold = {d: span for d in made.gold if d in ids and (span := original_span(corpus, d, made.sentence))}
     if not gold:
         return []  # no gold document returned: no order of passages can help
     reading = P.read(corpus, made.question, ids, scorer, weights={d["id"]: d.get("score") or 0.0 for d in docs},
@@ -229,24 +223,10 @@ def benchmark_rows(name: str) -> list[dict]:
     return rows
 
 
-def groups(rows: list[dict]) -> dict[tuple, list[dict]]:
-    out: dict[tuple, list[dict]] = {}
-    for r in rows:
-        out.setdefault((r["kind"], r["qid"]), []).append(r)
-    return out
-
-
 def fit_on(rows: list[dict], l2: float):
     from c1.retrieval import passage_order as po
-    from c1.retrieval import ranker as rk
 
-    gs = groups(rows)
-    per_kind: dict[str, int] = {}
-    for kind, _ in gs:
-        per_kind[kind] = per_kind.get(kind, 0) + 1
-    fitted = [rk.Group([r["x"] for r in g], [r["gold"] for r in g], len(gs) / (len(per_kind) * per_kind[kind]))
-              for (kind, _), g in gs.items()]
-    return rk.RankerWeights(rk.fit(fitted, l2, features=po.FEATURES), "fitted", {"kinds": per_kind, "l2": l2})
+    return _fit_on(rows, l2, features=po.FEATURES)
 
 
 def judged(rows: list[dict], weights) -> dict[tuple, dict[str, tuple[float, float]]]:
@@ -301,8 +281,9 @@ def main(argv: list[str] | None = None) -> int:
         if build is None:
             print(f"  {kind}: no such kind in bench/suite.py, skipped", file=sys.stderr)
             continue
+        case = build(embedder, "dev")
         rows[kind] = [r for shape in args.shapes.split(",")
-                      for r in collect(kind, build(embedder, "dev"), embedder, args.synthetic, args.refresh, shape)]
+                      for r in collect(kind, case, embedder, args.synthetic, args.refresh, shape)]
     judged_only = {f"{name}-benchmark": benchmark_rows(name) for name in ("legal", "financebench")}
     if args.with_benchmark:
         rows |= judged_only

@@ -105,11 +105,13 @@ def _rows(corpus, settings, case, kind, split, it, key, k) -> list[dict]:
 def groups(rows: list[dict]) -> dict[tuple, list[dict]]:
     out: dict[tuple, list[dict]] = {}
     for r in rows:
-        out.setdefault((r["kind"], r["split"], r["qid"]), []).append(r)
+        out.setdefault((r["kind"], r.get("split", ""), r["qid"]), []).append(r)
     return out
 
 
-def fit_on(rows: list[dict], l2: float, prior=None):
+def fit_on(rows: list[dict], l2: float, prior=None, features: tuple[str, ...] | None = None):
+    """Weights fitted on ``rows`` (each kind weighing alike, whatever its question count); ``features``:
+    the row keys fitted (default: the document ranker's); bench/passage_fit.py fits the passage order so."""
     from c1.retrieval import ranker as rk
 
     gs = groups(rows)
@@ -118,8 +120,8 @@ def fit_on(rows: list[dict], l2: float, prior=None):
         per_kind[kind] = per_kind.get(kind, 0) + 1
     fitted = [rk.Group([r["x"] for r in g], [r["gold"] for r in g], len(gs) / (len(per_kind) * per_kind[kind]))
               for (kind, _, _), g in gs.items()]
-    return rk.RankerWeights(rk.fit(fitted, l2, prior=prior.weights if prior else None), "fitted",
-                            {"kinds": per_kind, "l2": l2})
+    return rk.RankerWeights(rk.fit(fitted, l2, prior=prior.weights if prior else None,
+                                   features=features or rk.FEATURES), "fitted", {"kinds": per_kind, "l2": l2})
 
 
 def measures(g: list[dict], order: list[dict], k: int) -> tuple[float, float]:

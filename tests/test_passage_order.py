@@ -127,6 +127,7 @@ def test_generated_row_and_title_questions_ask_as_people_do_and_point_at_their_p
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from bench import passage_fit
+    from bench.passages import original_span
 
     env = new_c1_env("shapes")
     folder = env.root / "corpus"
@@ -142,12 +143,12 @@ def test_generated_row_and_title_questions_ask_as_people_do_and_point_at_their_p
         for m in rows:
             label = "net widget sales" if "Net widget" in m.sentence else "freight and handling costs"
             assert label in m.question and re.search(r"\b202[12]\b", m.question), m.question
-            assert passage_fit.sentence_span(corpus, m.gold[0], m.sentence) is not None
+            assert original_span(corpus, m.gold[0], m.sentence) is not None
         for m in titles:
             name, first = (("governing law", "This agreement is governed") if "governing" in m.question else
                            ("termination", "Either party") if "termination" in m.question else ("definitions", "In this"))
             assert m.sentence.startswith(first), (m.question, m.sentence)
-            assert passage_fit.sentence_span(corpus, m.gold[0], m.sentence) is not None
+            assert original_span(corpus, m.gold[0], m.sentence) is not None
             assert "delaware" not in m.question.lower() and "ninety" not in m.question.lower()
     finally:
         corpus.close()

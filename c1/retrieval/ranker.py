@@ -68,7 +68,7 @@ def order(weights: RankerWeights, feats: dict[str, dict[str, float]], own: list[
     return sorted(feats, key=lambda d: (-score[d], place.get(d, len(place) + 1)))
 
 
-_loaded: dict[tuple[str, int], RankerWeights] = {}
+_loaded: dict[tuple[str, int, tuple[str, ...]], RankerWeights] = {}
 
 
 def load(path: str | Path | None = None, shipped: Path = SHIPPED,
@@ -77,7 +77,7 @@ def load(path: str | Path | None = None, shipped: Path = SHIPPED,
     the file."""
     path = Path(path) if path else shipped
     try:
-        stamp = (str(path), path.stat().st_mtime_ns)
+        stamp = (str(path), path.stat().st_mtime_ns, features)
         if stamp in _loaded:
             return _loaded[stamp]
         data = json.loads(path.read_text())
