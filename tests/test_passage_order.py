@@ -77,7 +77,7 @@ def test_the_fitted_order_takes_the_candidates_its_weights_prefer(tmp_path, monk
 
     _weights(po.SHIPPED, score=5.0)
     assert clauses() == {3, 4, 5, 6, 7}
-    po.SHIPPED.unlink()
+    monkeypatch.setattr(po, "SHIPPED", tmp_path / "other.json")  # another file: weights are read once per file version
     _weights(po.SHIPPED, chunk_place=5.0)
     assert clauses() == {0, 1, 2, 3, 4}
     default = choose(_Corpus(), question, ["d"], 4000, scorer=_late_best, lead_chunks=(8, 0))["d"]
