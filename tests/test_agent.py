@@ -342,3 +342,66 @@ def test_a_models_answer_gets_confidences_and_keeps_its_order(corpus, corpus_set
     assert [d["id"] for d in result.documents] == order
     scores = [d["score"] for d in result.documents]
     assert all(0.0 <= s <= 1.0 for s in scores) and max(scores) > 1 / 60, scores
+
+
+def test_shared_work_is_done_once_and_waited_for():
+    import threading
+    import time
+
+    from c1.agent.shared import SharedWork
+
+    shared, calls, started = SharedWork(), [], threading.Event()
+
+    def slow():
+        calls.append(1)
+        started.set()
+        time.sleep(0.2)
+        return ["payload"]
+
+    got = []
+    first = threading.Thread(target=lambda: got.append(shared.get("k", slow)))
+    first.start()
+    started.wait(5)
+    got.append(shared.get("k", slow))  # asked while the first is still at it: waits for it
+    first.join()
+    assert calls == [1] and got[0] is got[1] and shared.hits == 1
+    assert shared.get("other", lambda: 2) == 2 and len(calls) == 1
+
+    def broken():
+        raise ValueError("bad regex")
+
+    for _ in range(2):  # an error is every asker's, not a second try's
+        with pytest.raises(ValueError, match="bad regex"):
+            shared.get("e", broken)
+
+
+def test_parallel_runs_share_identical_calls_and_answer_as_without(corpus, corpus_settings, monkeypatch):
+    """Runs of one search make the same call in the same state (the question's own search first): it is
+    retrieved once, and the answer is the one each run would have given working alone."""
+    from dataclasses import replace
+
+    from c1.agent import search as search_mod
+    from c1.agent.policies.builtin import BuiltinPolicy
+
+    settings, records = corpus_settings
+    s4 = replace(settings, parallel=4, max_docs=5)
+    hybrid = corpus.hybrid
+    counts = []
+
+    def counted(*a, **kw):
+        counts.append(a[0])
+        return hybrid(*a, **kw)
+
+    monkeypatch.setattr(corpus, "hybrid", counted)
+
+    def answer():
+        counts.clear()
+        result = run_search(corpus, s4, records[0]["question"], lambda i: BuiltinPolicy(max_docs=5, variant=i))
+        return [(d["id"], d["score"], d["justification"]) for d in result.documents], len(counts), result.trajectories
+
+    shared, n_shared, runs_shared = answer()
+    monkeypatch.setattr(search_mod, "SharedWork", lambda: None)  # each run on its own, as before
+    alone, n_alone, runs_alone = answer()
+    assert shared == alone and shared
+    assert [t["messages"] for t in runs_shared] == [t["messages"] for t in runs_alone]
+    assert n_shared < n_alone

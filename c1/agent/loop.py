@@ -131,7 +131,7 @@ class Agent:
 
     def _state(self, question: str, turn: int, room: int) -> AgentState:
         return AgentState(question, turn, self.max_turns, self.context, self.tools.schemas(), self.tools.names,
-                          self.tools.searcher, room)
+                          self.tools.searcher, room, self.tools.shared)
 
     # acting -----------------------------------------------------------------------------
     def _act(self, turn: int, calls: list[ToolCall]) -> Iterator[ev.Event]:

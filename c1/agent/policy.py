@@ -10,6 +10,7 @@ from c1.errors import C1Error
 
 if TYPE_CHECKING:
     from c1.agent.context import Context
+    from c1.agent.shared import SharedWork
     from c1.retrieval.searcher import Searcher
 
 
@@ -45,6 +46,9 @@ class AgentState:
     the built-in policy's own search of the question, chunk similarities, document records."""
     max_reply_tokens: int | None = None
     """The longest reply that still fits the context budget: a model policy caps its generation with it."""
+    shared: "SharedWork | None" = None
+    """What the other runs of the same search (``--parallel``) already worked out (:mod:`c1.agent.shared`): a
+    policy that works something out from the question and what the run holds alone may take theirs."""
 
 
 class PolicyError(Exception):

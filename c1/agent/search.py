@@ -23,6 +23,7 @@ from c1.retrieval.fusion import rrf
 from c1.agent.loop import Agent
 from c1.agent.policy import Policy
 from c1.agent.result import SearchResult
+from c1.agent.shared import SharedWork
 from c1.agent.tools import ToolConfig, Tools
 from c1.config import Settings
 from c1.retrieval.copies import collapse, present
@@ -72,9 +73,10 @@ def run_search(
     n = max(1, settings.parallel)
     stop = stop or threading.Event()
     agents = []
+    shared = SharedWork() if n > 1 else None
     for i in range(n):
         context = Context(settings.budget, settings.soft_threshold, settings.hard_cutoff)
-        tools = Tools(corpus, context, question, tool_config)
+        tools = Tools(corpus, context, question, tool_config, shared)
         agents.append(Agent(make_policy(i), tools, context, settings.max_turns, run_index=i, stop=stop))
     finished: dict[int, ev.Finished] = {}
     events = _interleave([a.run(question) for a in agents], stop)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from c1.agent.context import Block, Context, Shown
 from c1.agent.events import ChunkRef
+from c1.agent.shared import SharedWork
 from c1.retrieval.searcher import Searcher
 
 if TYPE_CHECKING:
@@ -67,11 +68,17 @@ class ToolSpec:
     """(tools, argument, payload) → the observation, in call order."""
     first: bool = False
     """Runs alone, before the other calls of its turn (it changes what they may do)."""
+    by_query: bool = False
+    """What it retrieves depends on the query in effect (besides its argument and the chunks already shown)."""
 
 
 class Tools:
-    def __init__(self, corpus: "Corpus", context: Context, question: str, config: ToolConfig = ToolConfig()):
+    def __init__(self, corpus: "Corpus", context: Context, question: str, config: ToolConfig = ToolConfig(),
+                 shared: SharedWork | None = None):
+        """``shared``: the retrievals of the other runs of the same search (``--parallel``), by argument,
+        query and chunks already shown (:mod:`c1.agent.shared`)."""
         self.corpus = corpus
+        self.shared = shared
         self.searcher = Searcher(corpus)
         """What the policy may look up besides these tools (``AgentState.searcher``)."""
         self.context = context
@@ -138,10 +145,17 @@ class Tools:
             query = self.current_query
             if tool == SEARCH:
                 self.current_query = str(value)
-        payload = spec.retrieve(self, value, query)
+        payload = self._retrieve(spec, value, query)
         if isinstance(payload, Observation):
             return lambda: payload
         return lambda: spec.render(self, value, payload)
+
+    def _retrieve(self, spec: ToolSpec, value, query: str):
+        if self.shared is None or spec.first:
+            return spec.retrieve(self, value, query)
+        key = (spec.name, json.dumps(value, sort_keys=True), query if spec.by_query else None,
+               frozenset(self.context.shown))
+        return self.shared.get(key, lambda: spec.retrieve(self, value, query))
 
     def _arguments(self, name: str, arguments: str | dict) -> Observation | tuple[str, object]:
         tool = self._from_model.get(name)
@@ -315,7 +329,7 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(READ, "doc_id", {"type": "string"}, "The document id (the part of a chunk id before the underscore).",
              "Read a document: its chunks ranked against the current query, cut to the remaining budget.",
              "more chunks of one document, ranked against your latest query.",
-             _read, _show_read),
+             _read, _show_read, by_query=True),
     ToolSpec(PRUNE, "chunk_ids", {"type": "array", "items": {"type": "string"}}, "Ids of chunks to remove.",
              "Remove chunks you no longer need from the context to free tokens.",
              "remove chunks you no longer need from your context.",

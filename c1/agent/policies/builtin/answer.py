@@ -126,6 +126,11 @@ class Answering:
         ranked = []
         ids = self._answer_ids()
         for doc_id, conf in zip(ids, self._confidences(ids)):
-            why = self._ranker.justification(views[doc_id], self._qsim, self._ranking) if doc_id in views else ""
+            why = self._justification(state, views[doc_id]) if doc_id in views else ""
             ranked.append(Ranked(doc_id, why, round(conf, 4)))
         return Reply(text=render_final(ranked), ranked=ranked)
+
+    def _justification(self, state: AgentState, view) -> str:
+        """The document's justification from its view, as another run with the same view and ranking found it."""
+        key = ("why", view.doc_id, tuple(c for c, _ in view.chunks), self._rank_key)
+        return self._alike(state, key, lambda: self._ranker.justification(view, self._qsim, self._ranking))

@@ -85,6 +85,8 @@ class BuiltinPolicy(Planning, Answering):
     _qvec: object = None
     _ranker: evd.Ranker | None = None
     _ranking: rkg.Ranking | None = None
+    _rank_key: tuple = ()
+    """What ``_ranking`` was worked out from (:meth:`_rank`)."""
     _comparison: bool = False
     _question: str = ""
     """The question with its names written as the corpus writes them (``text.truecase``)."""
@@ -218,9 +220,20 @@ class BuiltinPolicy(Planning, Answering):
         return evd.views_of(state.context.visible(), {d: doc.title for d, doc in self._docs.items()})
 
     def _rank(self, state: AgentState) -> None:
-        """Score every visible document against the question from what the run has seen."""
+        """Score every visible document against the question from what the run has seen (as another run
+        of the same search scored the same view: :meth:`_alike`)."""
         own = self._own or sorted(self._anchor, key=lambda d: self._anchor[d])
-        self._ranking = self._ranker.rank(self._views(state), own, self._qsim)
+        views = self._views(state)
+        key = self._rank_key = ("rank", tuple(own), tuple((d, v.title, tuple(c for c, _ in v.chunks)) for d, v in views.items()))
+        self._ranking = self._alike(state, key, lambda: self._ranker.rank(views, own, self._qsim))
+
+    def _alike(self, state: AgentState, key: tuple, work):
+        """``work()``, or what another run of the same search got for it: ``key`` holds everything it depends on
+        beside the question and this policy's settings, which the runs of one search share."""
+        if state.shared is None:
+            return work()
+        return state.shared.get(("builtin", self._q, state.question, self.common_mentions, self.common_share,
+                                 repr(self.weights), *key), work)
 
     @property
     def _q(self) -> str:

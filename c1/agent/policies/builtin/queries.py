@@ -118,6 +118,14 @@ class Planning:
             return []
         if self._qvec is None:
             self._qvec = searcher.embed_query(self._q)
+        self._question, out, chunks = self._alike(state, ("own", self.max_docs), lambda: self._own_of(state))
+        self._own_chunks = list(chunks)
+        return list(out)
+
+    def _own_of(self, state: AgentState) -> tuple[str, list[str], list[str]]:
+        """The question with its names as the corpus writes them, its own search's documents and the chunks one
+        search returns of its top documents (:meth:`_own_search`)."""
+        searcher = state.searcher
         hits = searcher.hybrid(state.question, searcher.CANDIDATES, vector=self._qvec)
         texts = [h.chunk.text for h in hits]
         docs = {h.doc.doc_id: h.doc for h in hits}
@@ -126,11 +134,10 @@ class Planning:
         names += [file_name_words(d.path) for d in docs.values() if d.key == d.path]
         # the names it writes are evidence for the ranking; the order stays that of the question as asked
         # (what one search returns), which the ranking departs from only on evidence
-        self._question = tx.truecase(state.question, texts, names)
         out = evd.document_order(hits)
         top = set(out[: self.max_docs])
-        self._own_chunks = [h.chunk.id for h in hits[: search_depth(self.max_docs)] if h.doc.doc_id in top]
-        return out
+        return (tx.truecase(state.question, texts, names), out,
+                [h.chunk.id for h in hits[: search_depth(self.max_docs)] if h.doc.doc_id in top])
 
     def _unshown_own(self, state: AgentState) -> list[str]:
         """Chunks one search would return for its top documents that the run has not shown yet."""
