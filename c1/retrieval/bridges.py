@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from c1.retrieval import text as tx
-from c1.retrieval.memo import per_text
 from c1.retrieval.terms import STOPWORDS
 
 BRIDGE_SHARE = 0.005
@@ -27,9 +26,11 @@ def bridges(ranker, doc, title: str) -> list[str]:
     scored: dict[str, float] = {}
     pos = 0
     for _, text in doc.chunks:
-        for words, names in _read(text):
+        for s, e in tx.units(text):
+            sent = text[s:e]
+            words = set(re.findall(r"[\w']+", sent.lower()))
             rel = sum(1 for t in terms if t in words)
-            for ent in names:
+            for ent in tx.entities(sent):
                 low = ent.lower()
                 if low in q_lower or len(ent) < 3 or tx.YEAR.match(ent) or any(w in tx.CALENDAR for w in ent.split()):
                     continue
@@ -44,17 +45,6 @@ def bridges(ranker, doc, title: str) -> list[str]:
             pos += 1
     picks = sorted(scored, key=lambda e: -scored[e])
     out = [e for e in picks[: 4 * BRIDGES_PER_PIVOT] if not ranker.common(e, BRIDGE_SHARE)][:BRIDGES_PER_PIVOT + 1]
-    return out
-
-
-@per_text
-def _read(text: str) -> list[tuple[frozenset[str], tuple[str, ...]]]:
-    """Each sentence of a chunk (:func:`c1.retrieval.text.units`) as its words in lower case and its names:
-    what :func:`bridges` reads of it whatever the question (a run reads the same chunks at every turn)."""
-    out = []
-    for s, e in tx.units(text):
-        sent = text[s:e]
-        out.append((frozenset(re.findall(r"[\w']+", sent.lower())), tuple(tx.entities(sent))))
     return out
 
 

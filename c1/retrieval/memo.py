@@ -12,10 +12,6 @@ from collections.abc import Callable
 
 TEXTS = 8192
 """Texts remembered per function (chunks are ~2,000 characters: some 16 MB each at most)."""
-LONG_CHARS = 4000
-"""A longer text (the chunks of a document in view, joined) is remembered among ``LONG_TEXTS`` alone."""
-LONG_TEXTS = 64
-"""Long texts remembered per function: a turn joins one a document in view, and the next turn mostly the same."""
 
 
 def per_text(fn: Callable[[str], list]) -> Callable[[str], list]:
@@ -28,19 +24,4 @@ def per_text(fn: Callable[[str], list]) -> Callable[[str], list]:
         return list(kept(text))
 
     remembered.cache_clear = kept.cache_clear  # type: ignore[attr-defined]
-    return remembered
-
-
-def per_string(fn: Callable[[str], object]) -> Callable[[str], object]:
-    """``fn`` (one text → an immutable value: a string, a frozenset) remembered for the last ``TEXTS``
-    short texts and the last ``LONG_TEXTS`` long ones, so that a few joined documents do not take the
-    memory of thousands of chunks."""
-    short = functools.lru_cache(maxsize=TEXTS)(fn)
-    long = functools.lru_cache(maxsize=LONG_TEXTS)(fn)
-
-    @functools.wraps(fn)
-    def remembered(text: str):
-        return (long if len(text) > LONG_CHARS else short)(text)
-
-    remembered.cache_clear = lambda: (short.cache_clear(), long.cache_clear())  # type: ignore[attr-defined]
     return remembered

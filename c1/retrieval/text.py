@@ -23,7 +23,7 @@ import functools
 import re
 import unicodedata
 
-from c1.retrieval.memo import TEXTS, per_string, per_text
+from c1.retrieval.memo import TEXTS, per_text
 from c1.retrieval.terms import STOPWORDS
 from c1.store.keywords import CJK
 from c1.retrieval.sentences import CJK_END, SHORT_CJK, line_spans, ordinal
@@ -77,7 +77,6 @@ UNIT_MAX = 400
 # --- normalising --------------------------------------------------------------------------
 
 
-@per_string
 def norm(text: str) -> str:
     """Lower case, accents and possessives removed, words joined by single spaces."""
     text = text.lower()
@@ -226,7 +225,6 @@ def entities_with_next(text: str) -> list[tuple[str, str]]:
     return out
 
 
-@per_text
 def entities(text: str) -> list[str]:
     """Capitalised phrases and years, without a leading function word."""
     return list(dict.fromkeys(e for e, _ in entities_with_next(text)))
@@ -251,8 +249,7 @@ def quoted(question: str) -> list[str]:
     return [q.strip(" ?!.,") for q in _QUOTED.findall(question) if q.strip(" ?!.,")]
 
 
-@per_string
-def bare_first_names(text: str) -> frozenset[str]:
+def bare_first_names(text: str) -> set[str]:
     """Single capitalised words the text uses as a person's first name on its own: the first word
     of a longer capitalised name in the same text ("Tom" beside "Tom Alonso"), or a word alone in
     a greeting or a signature line ("Hi Zoë,", "Thanks, Tom", a line that is just "Mery")."""
@@ -267,7 +264,7 @@ def bare_first_names(text: str) -> frozenset[str]:
             for word in rest.split():
                 if word[:1].isupper():
                     out.add(word.strip(",.!"))
-    return frozenset(out)
+    return out
 
 
 # --- case ---------------------------------------------------------------------------------------
