@@ -116,3 +116,22 @@ def test_a_search_for_a_number_as_written_finds_its_cell(new_c1_env):
     docs = json.loads(got.stdout)["documents"]
     assert docs[0]["path"].endswith("headcount.csv")
     assert "97640" in docs[0]["passages"][0]["text"]
+
+
+def test_remembered_stems_and_words_are_each_callers_own_and_as_computed():
+    """stems and coverage remember a text's words (reads rank the same chunks again): what comes back is the
+    analyzer's answer, also asked a second time, and a caller that changes its list changes nobody else's."""
+    from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
+
+    from c1.retrieval.terms import coverage
+    from c1.store.keywords import keyword_form
+
+    analyzer = TextAnalyzerBuilder(Tokenizer.simple()).filter(Filter.lowercase()).filter(Filter.stemmer("english")).build()
+    text = "The Herons predicted net sales of $1.2 million in 2022; herons nest."
+    first = stems(text)
+    assert first == analyzer.analyze(keyword_form(text))
+    first.append("changed")
+    assert stems(text) == analyzer.analyze(keyword_form(text)) and stems("") == [] and stems("...") == []
+    assert coverage(["herons", "predicts", "nothing"], text) == pytest.approx(2 / 3)  # "predi" prefix
+    assert coverage(["1200000", "2022"], text) == 1.0 and coverage(["1200000"], "no figure") == 0.0
+    assert coverage(["herons", "predicts", "nothing"], text) == pytest.approx(2 / 3)
