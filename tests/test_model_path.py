@@ -192,7 +192,7 @@ def test_a_model_that_calls_many_tools_stays_under_the_budget(corpus):
     script = [lambda body: calls(("search_corpus", {"query": "drummer band"}))] + [up_to_max_tokens] * 4
     with CountingServer(script) as server:
         agent, ctx, events = run_llm(corpus, server, "Which drummer?", budget=2048, max_turns=5,
-                                     tool_config=ToolConfig(search_tokens=4000))
+                                     tool_config=ToolConfig(search_tokens=800))  # the search fills 800 of 2,048
     for body, count in zip(server.posts(), server.counts):  # the ceiling: prompt + the longest reply allowed
         assert count + body["max_tokens"] <= 2048, (count, body["max_tokens"])
     assert ctx.peak <= 2048, (ctx.peak, server.counts)
