@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from c1.agent.context import Block, Context, Shown
 from c1.agent.events import ChunkRef
-from c1.agent.shared import SharedWork
 from c1.retrieval.searcher import Searcher
 
 if TYPE_CHECKING:
+    from c1.agent.shared import SharedWork
     from c1.retrieval.corpus import Corpus
     from c1.store.manifest import Chunk, DocRecord
 
@@ -74,7 +74,7 @@ class ToolSpec:
 
 class Tools:
     def __init__(self, corpus: "Corpus", context: Context, question: str, config: ToolConfig = ToolConfig(),
-                 shared: SharedWork | None = None):
+                 shared: "SharedWork | None" = None):
         """``shared``: the retrievals of the other runs of the same search (``--parallel``), by argument,
         query and chunks already shown (:mod:`c1.agent.shared`)."""
         self.corpus = corpus
