@@ -288,14 +288,15 @@ def test_the_cached_policy_choice_is_the_one_for_the_requests_budget(tmp_path):
     `c1 search --budget` would run (the built-in policy prunes ruled-out documents under small budgets)."""
     from dataclasses import replace
 
-    from c1.agent.policies.builtin import PRUNE_BELOW, SMALL_BUDGET
+    from c1.agent.policies.builtin import SMALL_BUDGET
+    from c1.retrieval.evidence import FLOOR
     from c1.config import Settings
     from c1.service.search_service import SearchService
 
     settings = Settings(home=tmp_path, policy="builtin")
     service = SearchService(settings, max_concurrency=1)
     assert service.choice(settings).factory(0).prune_below == 0.0
-    assert service.choice(replace(settings, budget=SMALL_BUDGET)).factory(0).prune_below == PRUNE_BELOW
+    assert service.choice(replace(settings, budget=SMALL_BUDGET)).factory(0).prune_below == FLOOR
 
 
 @pytest.mark.slow

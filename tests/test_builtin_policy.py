@@ -184,12 +184,13 @@ def test_under_a_small_budget_it_prunes_what_the_evidence_ruled_out_before_the_s
     the context before more is read, though the context is not full; none it returns loses a chunk.
     At the default budget the same question prunes nothing."""
     from c1.agent.policies import choose_policy
-    from c1.agent.policies.builtin import PRUNE_BELOW, SMALL_BUDGET
+    from c1.agent.policies.builtin import SMALL_BUDGET
+    from c1.retrieval.evidence import FLOOR
 
     settings, corpus, _, records = world
     record = records[BRIDGE]
     small = replace(settings, max_docs=2, budget=SMALL_BUDGET, policy="builtin")
-    assert choose_policy(small).factory(0).prune_below == PRUNE_BELOW
+    assert choose_policy(small).factory(0).prune_below == FLOOR
     assert choose_policy(replace(small, budget=32768)).factory(0).prune_below == 0.0
     events: list = []
     result = run_search(corpus, small, record["question"], choose_policy(small).factory, events.append)

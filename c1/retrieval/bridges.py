@@ -6,11 +6,9 @@ from __future__ import annotations
 import re
 
 from c1.retrieval import text as tx
+from c1.retrieval.question_terms import RARE_SHARE
 from c1.retrieval.terms import STOPWORDS
 
-BRIDGE_SHARE = 0.005
-"""A name held by more of the corpus's chunks than this (and than ``common_mentions``) is no bridge:
-a section heading of every filing ("Management's Discussion"), a colleague's first name in a mailbox."""
 BRIDGES_PER_PIVOT = 3
 
 
@@ -44,7 +42,10 @@ def bridges(ranker, doc, title: str) -> list[str]:
                     scored[ent] = score
             pos += 1
     picks = sorted(scored, key=lambda e: -scored[e])
-    out = [e for e in picks[: 4 * BRIDGES_PER_PIVOT] if not ranker.common(e, BRIDGE_SHARE)][:BRIDGES_PER_PIVOT + 1]
+    # a bridge is a rare name, as a rare question term is (``RARE_SHARE`` of the chunks at most, and
+    # ``evidence.COMMON_MENTIONS``): not a section heading of every filing ("Management's Discussion"),
+    # not a colleague's first name in a mailbox
+    out = [e for e in picks[: 4 * BRIDGES_PER_PIVOT] if not ranker.common(e, RARE_SHARE)][:BRIDGES_PER_PIVOT + 1]
     return out
 
 

@@ -31,7 +31,7 @@ Every document a run holds gets features, each in [0, 1]:
 Pivots are the best documents by the features that need no pivot, plus every named document, then
 the documents that links lifted. A title that several documents share ("Table of Contents", "UNITED
 STATES") names nothing and links nothing; so does a title or name written all over the corpus
-(more than ``common_share`` of its chunks and ``common_mentions``).
+(more than ``COMMON`` of its chunks, and more than ``COMMON_MENTIONS`` of them).
 
 The score is a logit, ``BIAS + Σ WEIGHTS[f] × f``, and the confidence is its logistic: the
 probability that the document is one a question of this kind needs. The weights were fitted by
@@ -73,6 +73,10 @@ lacks something is no reason to put any other above it."""
 BIAS = -5.26
 FLOOR = 0.02
 """Documents with a lower confidence are not returned."""
+COMMON = 0.02
+COMMON_MENTIONS = 10
+"""A title or name held by more of the corpus's chunks than ``COMMON`` (a share) and ``COMMON_MENTIONS`` is
+too common to be a link (:meth:`Ranker.common`)."""
 UNSUPPORTED_MAX = 2
 """A question is unsupported when no document held is closer to it than its embedder's ``support_sim``
 (``SUPPORTED_SIM`` where it declares none) and none
@@ -106,14 +110,12 @@ class _Read:
 
 
 class Ranker:
-    def __init__(self, question: str, searcher=None, common_mentions: int = 10, common_share: float = 0.02,
-                 weights: dict | None = None, bias: float | None = None, typed: str | None = None):
+    def __init__(self, question: str, searcher=None, weights: dict | None = None, bias: float | None = None,
+                 typed: str | None = None):
         """``searcher``: what the ranker looks up in the collection (a :class:`~c1.retrieval.searcher.Searcher`,
         or the Corpus itself: the same lookups); None for text alone. ``typed``: the question as the user wrote it, where ``question`` has its names truecased: a
         quoted phrase is held as written (case and all) only where the user wrote it with a capital."""
         self.searcher = searcher
-        self.common_mentions = common_mentions
-        self.common_share = common_share
         self.weights = dict(WEIGHTS if weights is None else weights)
         self.bias = BIAS if bias is None else bias
         self.asked = question_terms(question, question if typed is None else typed, searcher)
@@ -134,12 +136,12 @@ class Ranker:
 
     def common(self, phrase: str, share: float | None = None) -> bool:
         """A phrase written all over the corpus ("United", "Subject", a page header): its mention links
-        nothing in particular. ``share``: of the corpus's chunks (default ``common_share``)."""
+        nothing in particular. ``share``: of the corpus's chunks (default ``COMMON``)."""
         searcher = self.searcher
         if searcher is None or not hasattr(searcher, "mentions"):
             return False
-        share = self.common_share if share is None else share
-        return searcher.mentions(phrase) > max(self.common_mentions, share * searcher.size)
+        share = COMMON if share is None else share
+        return searcher.mentions(phrase) > max(COMMON_MENTIONS, share * searcher.size)
 
     def _stems(self, view: DocView) -> set[str]:
         """The stems of what the run holds of a document now: its title and its visible chunks (each

@@ -56,7 +56,7 @@ Where each part lives:
 - what is handed over after the run (every policy's): :mod:`c1.retrieval.passages`.
 """
 
-from c1.agent.policies.builtin.driver import PRUNE_BELOW, SMALL_BUDGET, BuiltinPolicy
+from c1.agent.policies.builtin.driver import SMALL_BUDGET, BuiltinPolicy
 from c1.agent.policies.builtin.queries import is_comparison
 
-__all__ = ["BuiltinPolicy", "PRUNE_BELOW", "SMALL_BUDGET", "is_comparison"]
+__all__ = ["BuiltinPolicy", "SMALL_BUDGET", "is_comparison"]

@@ -46,9 +46,6 @@ class BuiltinPolicy(Planning, Answering):
     first_doc_pages: int = 8
     """As many calls in all while such chunks of the answer's first document are not shown yet: the
     page of a filing one search holds ("accounts payable" on the balance sheet) is among them."""
-    common_mentions: int = 10
-    common_share: float = 0.02
-    """A title or name held by more chunks than both of these is too common to be a link."""
     gate: bool = True
     """Only documents the question's own search found, and documents with evidence beyond
     similarity, may enter the answer: what a sub-search or a bridge brings in on similarity alone
@@ -94,9 +91,10 @@ class BuiltinPolicy(Planning, Answering):
     @classmethod
     def for_budget(cls, budget: int, **fields) -> "BuiltinPolicy":
         """The policy for a context budget: under a small one (``SMALL_BUDGET``) it also prunes what the
-        evidence has ruled out (``PRUNE_BELOW``) before reading more: it helps where the budget is tight,
-        and costs where nothing needs the room (``bench/multihop.py --budget``; docs/relevance.md)."""
-        fields.setdefault("prune_below", PRUNE_BELOW if budget <= SMALL_BUDGET else 0.0)
+        evidence has ruled out (documents under the ``floor``, which the answer would not return) before
+        reading more: it helps where the budget is tight, and costs where nothing needs the room
+        (``bench/multihop.py --budget``; docs/relevance.md)."""
+        fields.setdefault("prune_below", fields.get("floor", evd.FLOOR) if budget <= SMALL_BUDGET else 0.0)
         return cls(**fields)
 
     def system_prompt(self, budget: int) -> str:
@@ -137,8 +135,7 @@ class BuiltinPolicy(Planning, Answering):
             self._own = self._own_search(state)  # also reads the question's names as the corpus writes them
             self._entities_q = tx.question_entities(self._q)
             self._comparison = is_comparison(self._q)
-            self._ranker = evd.Ranker(self._q, state.searcher, self.common_mentions, self.common_share,
-                                      weights=self.weights, typed=state.question)
+            self._ranker = evd.Ranker(self._q, state.searcher, weights=self.weights, typed=state.question)
             reply = self._searches(names, [_Query(self._q, "question")])
             for phrase in self._phrases(state.question):  # grepped as typed
                 reply.tool_calls.append(self._call(names["grep_corpus"], {"pattern": phrase}))
@@ -232,8 +229,7 @@ class BuiltinPolicy(Planning, Answering):
         beside the question and this policy's settings, which the runs of one search share."""
         if state.shared is None:
             return work()
-        return state.shared.get(("builtin", self._q, state.question, self.common_mentions, self.common_share,
-                                 repr(self.weights), *key), work)
+        return state.shared.get(("builtin", self._q, state.question, repr(self.weights), *key), work)
 
     @property
     def _q(self) -> str:
@@ -258,7 +254,6 @@ class BuiltinPolicy(Planning, Answering):
 
 
 SMALL_BUDGET = 8192
-PRUNE_BELOW = 0.02
 
 
 def _coverage(terms: list[str], text: str) -> float:
