@@ -432,7 +432,7 @@ def summary(rows: list[dict]) -> dict[str, dict]:
 
 
 def main() -> None:
-    from c1.retrieval.passages import DEFAULT_EVIDENCE_TOKENS
+    from c1.config import Settings
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default="legal,financebench")
@@ -440,7 +440,7 @@ def main() -> None:
     ap.add_argument("--scorer", default="terms", help="passage scorers to compare: terms, lexical, reranker, auto (comma-separated)")
     ap.add_argument("--systems", default="builtin,hybrid", help="whose documents get passages: builtin, hybrid")
     ap.add_argument("--chunks", type=int, default=5, help="top chunks of the hybrid search, for hybrid-chunks")
-    ap.add_argument("--evidence-tokens", type=int, default=DEFAULT_EVIDENCE_TOKENS)
+    ap.add_argument("--evidence-tokens", type=int, default=Settings.evidence_tokens)
     ap.add_argument("--per-doc", default=None, help="passages of the first document and of each other, e.g. 5,1")
     ap.add_argument("--keep", type=float, default=None, help="share of the best score a kept passage needs")
     ap.add_argument("--choose", action="append", default=[], metavar="NAME=VALUE",

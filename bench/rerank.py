@@ -167,7 +167,7 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=60, help="questions per corpus, spread evenly over its list")
     ap.add_argument("--tops", default="10,20")
     ap.add_argument("--read-tops", default="8,12")
-    ap.add_argument("--max-tokens", type=int, default=512, help="the cross-encoder's cut (query + passage)")
+    ap.add_argument("--max-tokens", type=int, default=None, help="the cross-encoder's cut (query + passage; default: the model's own, 512)")
     ap.add_argument("--places", default="read,search")
     ap.add_argument("--out", type=Path, default=OUT / "rerank.jsonl")
     args = ap.parse_args(argv)
@@ -187,7 +187,7 @@ def main(argv=None) -> int:
             print(json.dumps(results[-1]), flush=True)
     with open(args.out, "a", encoding="utf-8") as f:
         for r in results:
-            f.write(json.dumps({**r, "max_tokens": args.max_tokens}) + "\n")
+            f.write(json.dumps({**r, "max_tokens": reranker.max_tokens}) + "\n")
     return 0
 
 

@@ -54,7 +54,8 @@ class Settings:
     max_docs: int = 10
     parallel: int = 1
     evidence_tokens: int = 2000
-    """Tokens of passages handed over with the documents (c1/retrieval/passages.py); 0: documents only."""
+    """Tokens of passages handed over with the documents (c1/retrieval/passages.py); 0: documents only. A few
+    passages fit a downstream model's context beside its own work."""
     # the model server
     base_urls: tuple[str, ...] = ()
     model: str | None = None

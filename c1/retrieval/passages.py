@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from c1.config import Settings
 from c1.retrieval import sentences as sx
 from c1.retrieval.pages import TABLE_PAGES, best_table_pages, is_header_row, page_of, table_pages
 from c1.retrieval.candidates import Candidate, grow, past_lead_in, shown
@@ -51,8 +52,6 @@ from c1.retrieval.sections import (carried_from, clause_title, is_title, opening
                                    under)
 from c1.retrieval.within import rank_in_document, within
 
-DEFAULT_EVIDENCE_TOKENS = 2000
-"""What a downstream model is handed by default: a few passages fit its context beside its own work."""
 WINDOW_CHARS = 700
 """A passage joins consecutive sentences up to this many characters (one longer sentence stands alone)."""
 CHUNKS = (400, 2)
@@ -146,7 +145,7 @@ class Knobs:
 KNOBS = Knobs()
 
 
-def choose(corpus, question: str, doc_ids: list[str], budget: int = DEFAULT_EVIDENCE_TOKENS,
+def choose(corpus, question: str, doc_ids: list[str], budget: int = Settings.evidence_tokens,
            scorer: Scorer | None = None, count: Callable[[str], int] | None = None,
            weights: dict[str, float] | None = None, seen: dict[str, list[str]] | None = None,
            **knobs) -> dict[str, list[Passage]]:

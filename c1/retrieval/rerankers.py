@@ -43,8 +43,8 @@ class Reranker(Protocol):
 class OnnxReranker:
     """ms-marco-MiniLM-L-12-v2 cross-encoder, int8 ONNX, in-process.
 
-    ``max_tokens`` bounds a pair (query + passage + 3 special tokens); the query keeps at most
-    ``query_tokens`` of them. Each pair runs alone: the graph quantises activations with one scale per
+    ``max_tokens`` bounds a pair (query + passage + 3 special tokens; default: the model's own limit, as
+    its tokenizer file sets it: 512); the query keeps at most ``query_tokens`` of them. Each pair runs alone: the graph quantises activations with one scale per
     batch, so a pair's score would depend on its neighbours (docs/embedders.md); alone it was also no
     slower than in batches. One pair is too small for ONNX's own threads to share (two threads
     ran it no faster than one), so ``threads`` pairs run at once instead, each on one thread of one
@@ -53,8 +53,8 @@ class OnnxReranker:
 
     name = "ms-marco-MiniLM-L-12-v2-int8"
 
-    def __init__(self, max_tokens: int = 512, query_tokens: int = 64, threads: int | None = None):
-        self.max_tokens = max_tokens
+    def __init__(self, max_tokens: int | None = None, query_tokens: int = 64, threads: int | None = None):
+        self._max_tokens = max_tokens
         self.query_tokens = query_tokens
         self.threads = threads or os.cpu_count() or 1
 
@@ -64,13 +64,17 @@ class OnnxReranker:
         return (_checked(folder / "model.onnx", RERANKER_MODEL_SHA256, "the ms-marco-MiniLM-L-12-v2 int8 ONNX model"),
                 _checked(folder / "tokenizer.json", RERANKER_TOKENIZER_SHA256, "the ms-marco-MiniLM-L-12-v2 tokenizer"))
 
+    @property
+    def max_tokens(self) -> int:
+        return self._tokenizer.truncation["max_length"]
+
     @once_property
     def _tokenizer(self):
         from tokenizers import Tokenizer
 
         tok = Tokenizer.from_file(str(self._paths[1]))
         tok.no_padding()
-        tok.enable_truncation(max_length=self.max_tokens, strategy="only_second")
+        tok.enable_truncation(max_length=self._max_tokens or tok.truncation["max_length"], strategy="only_second")
         return tok
 
     @once_property

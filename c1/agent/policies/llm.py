@@ -42,6 +42,7 @@ from c1.agent import prompts
 from c1.agent.policies.llm_reply import parse_reply
 from c1.agent.policy import AgentState, ModelServerError, PolicyError, Reply
 from c1.agent.tools import PARAMS, tool_names
+from c1.config import Settings
 from c1.errors import C1Error
 
 DEFAULT_TIMEOUT = 300.0
@@ -265,7 +266,7 @@ class LLMPolicy:
     seed: int | None = None
     max_tokens: int | None = None
     max_docs: int | None = None
-    soft: float = 0.5
+    soft: float = Settings.soft_threshold
     name: str = "llm"
 
     def system_prompt(self, budget: int) -> str:

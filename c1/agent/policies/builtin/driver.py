@@ -15,6 +15,7 @@ from c1.retrieval.terms import content_terms
 from c1.agent.output import Ranked
 from c1.retrieval import text as tx
 from c1.agent.policy import AgentState, Reply
+from c1.config import Settings
 
 from c1.agent.policies.builtin.answer import Answering
 from c1.agent.policies.builtin.queries import Planning, _Query, is_comparison
@@ -32,7 +33,7 @@ class _Doc:
 class BuiltinPolicy(Planning, Answering):
     name: str = "builtin"
     model: str | None = None
-    max_docs: int = 10
+    max_docs: int = Settings.max_docs
     variant: int = 0
     max_rounds: int = 4
     hops_per_pivot: int = 1
