@@ -44,8 +44,15 @@ class Ranking:
     unseen: int = 0
     """The question's content words that no chunk holds (:attr:`c1.retrieval.question_terms.QuestionTerms.unseen`)."""
     rare_weight: float = 0.0
-    """What holding all the question's rare terms is worth to the search's first document (the weight
-    of a name: see ``FIRST_RARE``)."""
+    """What holding all the question's rare terms is worth to the search's first document: the weight of a
+    name. The search's first keeps the first place against a document with more evidence unless that
+    one's lead also beats ``rare_weight`` for each share of the question's rare terms the first holds
+    ("Bansaan", "WDXQ": words few chunks hold). The logistic fit gave ``rare`` no weight in the logit
+    (over every document held, the similarity and the search's rank carry it), and as evidence for
+    *every* place it would lift the distractors that a multi-hop question's words retrieve above the
+    second hop that a link found (it cost HotpotQA full recall). For the first place it is what tells the
+    first hop from a document whose title the question merely mentions ("Nobel Prize in Physics", "FA
+    Cup") (``bench/suite.py``; the figures: docs/relevance.md)."""
     written_found: bool = False
     """Some document held holds the question's phrase, or all its keywords, as asked: one that lacks
     them (``miss``) is not what the question asks for."""
@@ -82,7 +89,7 @@ def anchored_order(ranking: Ranking, anchor: list[str], docs: list[str]) -> list
     scores = ranking.scores
     start = sorted(docs, key=lambda d: (pos.get(d, len(pos)), -scores.get(d, 0.0)))
     first = anchor[0] if anchor else None
-    guard = (ranking.rare_weight * FIRST_RARE * ranking.features.get(first, {}).get("rare", 0.0)) if first else 0.0
+    guard = (ranking.rare_weight * ranking.features.get(first, {}).get("rare", 0.0)) if first else 0.0
     out: list[str] = []
     for d in start:
         i = len(out)
@@ -92,15 +99,6 @@ def anchored_order(ranking: Ranking, anchor: list[str], docs: list[str]) -> list
     return out
 
 
-FIRST_RARE = 1.0
-"""The question's own first document keeps the first place against a document with more evidence unless
-that one's lead also beats ``FIRST_RARE`` × the weight of a name for each share of the question's rare
-terms the first holds ("Bansaan", "WDXQ": words few chunks hold). The logistic fit gave ``rare`` no
-weight in the logit (over every document held, the similarity and the search's rank carry it), and as
-evidence for *every* place it would lift the distractors that a multi-hop question's words retrieve above
-the second hop that a link found (it cost HotpotQA full recall). For the first place it is what tells the
-first hop from a document whose title the question merely mentions ("Nobel Prize in Physics", "FA Cup")
-(``bench/suite.py``; the figures: docs/relevance.md)."""
 
 EVIDENCE_MARGIN = 0.25
 """How much more evidence (in logit units: half a bridge, a sixth of a full identity match) a document
