@@ -17,23 +17,18 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-NEEDED = 1.0
-"""A question that what the run holds supports needs at least this many documents: the confidences of all
-the documents held add up to at least it (``needed_offset``)."""
-
-
-def needed_offset(logits: list[float], needed: float = NEEDED) -> float:
-    """The smallest c ≥ 0 with Σ logistic(logit + c) ≥ ``needed``: the evidence model's logits were fitted
+def needed_offset(logits: list[float]) -> float:
+    """The smallest c ≥ 0 with Σ logistic(logit + c) ≥ 1 (one document): the evidence model's logits were fitted
     on multi-hop sets, where most documents a run holds are distractors; on a corpus of another kind the
     same features give lower logits to every document alike. Shifting them all keeps their order and
     their odds ratios, and makes the probabilities mean what they say: a question that something supports
     needs at least one document."""
-    if not logits or sum(logistic(x) for x in logits) >= needed or len(logits) < needed:
+    if not logits or sum(logistic(x) for x in logits) >= 1:
         return 0.0
     lo, hi = 0.0, 30.0
     for _ in range(40):
         mid = (lo + hi) / 2
-        if sum(logistic(x + mid) for x in logits) >= needed:
+        if sum(logistic(x + mid) for x in logits) >= 1:
             hi = mid
         else:
             lo = mid

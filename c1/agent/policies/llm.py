@@ -103,8 +103,9 @@ def api_key(settings) -> str | None:
 # --- the HTTP client --------------------------------------------------------------------------
 
 
-def _short(text: str, n: int = 200) -> str:
-    return " ".join(str(text).split())[:n]
+def _short(text: str, chars: int = 200) -> str:
+    """``text`` on one line, cut to ``chars`` for an error message."""
+    return " ".join(str(text).split())[:chars]
 
 
 def _server_message(resp: httpx.Response) -> str:
