@@ -6,11 +6,11 @@ import re
 
 from c1.retrieval import sentences as sx
 
-EXCERPT = 220
-"""Characters of a passage shown in the human output."""
+EXCERPT_CHARS = 220
+"""Characters of a passage shown in the human output (a display width: it ranks nothing)."""
 
 
-def excerpt(text: str, question: str, limit: int = EXCERPT) -> tuple[str, list[tuple[int, int]]]:
+def excerpt(text: str, question: str, limit: int = EXCERPT_CHARS) -> tuple[str, list[tuple[int, int]]]:
     """A short, one-line excerpt of ``text`` around the question's terms, and the spans in it of the
     words that match a term of the question (same stem): the part of the passage that holds most
     of them, cut at words, with "…" where text was left out."""
