@@ -284,22 +284,16 @@ def test_parties_joined_by_a_dash_are_each_left_out(legal):
 
 
 @pytest.mark.slow
-def test_a_filings_passages_span_its_pages(coke):
-    """At most two passages of a document come from one page (PER_PAGE): a 10-K's best five reach
-    at least three of its pages, and the page holding the figure is still among them."""
-    from collections import Counter
-
-    from c1.retrieval.passages import PER_PAGE
-
+def test_a_filings_passages_hold_the_page_of_its_figure(coke):
+    """A 10-K's best five passages hold the page with the figure asked about (61,800 employees, page 11).
+    At most two a page (PER_PAGE) was deleted: it changed no passage's gold on 317 contract and filing
+    questions (docs/relevance.md, "Fewer numbers")."""
     corpus = _open(coke)
     try:
         doc = corpus.store.manifest.all_docs()[0]
         chosen = choose(corpus, EMPLOYEES, [doc.doc_id])[doc.doc_id]
-        pages = Counter(p.page for p in chosen)
-        assert len(chosen) == 5 and max(pages.values()) <= PER_PAGE and len(pages) >= 3
+        assert len(chosen) == 5
         assert any("61,800" in p.text and p.page == 11 for p in chosen)
-        crowded = choose(corpus, EMPLOYEES, [doc.doc_id], per_page=5)[doc.doc_id]
-        assert len(crowded) == 5
     finally:
         corpus.close()
 

@@ -73,9 +73,6 @@ SHORTLIST = (24, 3)
 """Sentences scored by the scorer: a document's best by their terms (BM25 among its own sentences),
 with the sentences of its lead chunks (the rest rank below them, by their terms). More found the gold
 span no more often, at more of the cross-encoder's pairs (docs/relevance.md)."""
-PER_PAGE = 2
-"""Passages of one document kept from one page at most: a filing's best five then span several of its
-pages (the page that holds the figure is not always the one whose rows read best)."""
 
 SECTION_CHUNKS = (12, 0)
 """The first document's best chunks (by ``rank_in_document``) whose headings are scored by themselves:
@@ -130,7 +127,6 @@ class Knobs:
     keep: float = KEEP
     window: int = WINDOW_CHARS
     shortlist: tuple[int, int] = SHORTLIST
-    per_page: int = PER_PAGE
     lead_chunks: tuple[int, int] = LEAD_CHUNKS
     section_chunks: tuple[int, int] = SECTION_CHUNKS
     anchors: int = ANCHORS
@@ -397,7 +393,7 @@ class _Reading:
 
     def take(self, doc_ids: list[str], budget: int, count: Callable[[str], int]) -> dict[str, list[Passage]]:
         """Passages from the candidates in order, each grown by its neighbours, none overlapping another of
-        its document, at most ``per_doc`` a document and ``per_page`` a page, within ``budget`` tokens."""
+        its document, at most ``per_doc`` a document, within ``budget`` tokens."""
         k, factor = self.k, self.factor
         order, owed = self._order()
         best = self.cands[0].score * factor[self.cands[0].doc_id]
@@ -415,8 +411,6 @@ class _Reading:
             if any(c.start < p.end and p.start < c.end for p in mine):
                 continue
             page = page_of(self.records[c.doc_id], self.chunk_of[c.chunk_id], c.start)
-            if page is not None and sum(1 for p in mine if p.page == page) >= k.per_page:
-                continue
             passage = self._passage(c, mine, page)
             cost = count(passage.text)
             if spent + cost > budget:
