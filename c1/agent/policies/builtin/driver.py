@@ -36,7 +36,6 @@ class BuiltinPolicy(Planning, Answering):
     max_docs: int = Settings.max_docs
     variant: int = 0
     max_rounds: int = 4
-    hops_per_pivot: int = 1
     max_parts: int = 4
     """Sub-queries of the decomposition (round 2)."""
     pivots_per_round: tuple = (2, 2)

@@ -83,16 +83,13 @@ class Planning:
         return parts[: self.max_parts]
 
     def _bridges(self, state: AgentState, pivot: str) -> list[_Query]:
-        """Queries for the pivot's bridge entities (see ``Ranker.bridges``)."""
+        """The query for the pivot's best bridge entity (see ``Ranker.bridges``): one a pivot."""
         picks = list(self._ranking.bridges.get(pivot, [])) if self._ranking else []
-        if self.variant >= 2 and len(picks) > self.hops_per_pivot:
-            picks = picks[1:] + picks[:1]
+        if not picks:
+            return []
+        ent = picks[1] if self.variant >= 2 and len(picks) > 1 else picks[0]  # the best; runs 2 and 3 the next
         keys = " ".join(content_terms(self._q)[:5])
-        out = []
-        for ent in picks[: self.hops_per_pivot]:
-            q = f"{ent} {keys}" if self.variant % 2 == 1 else ent
-            out.append(_Query(q, "hop", ent))
-        return out
+        return [_Query(f"{ent} {keys}" if self.variant % 2 == 1 else ent, "hop", ent)]
 
     def _searches(self, names: dict, queries: list[_Query]) -> Reply:
         calls = []
