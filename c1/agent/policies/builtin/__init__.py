@@ -16,7 +16,8 @@ It drives the same four tools under the same context rules as a model would, in 
    corpus: c1/retrieval/evidence.py);
 3. follow the bridges of the documents that became pivots, and read multi-chunk documents that
    lead the answer;
-4. stop when a round leaves the answer set unchanged, or after ``max_rounds``.
+4. stop when a round after the second leaves the answer set unchanged, or when the turns or the budget
+   run out (a cap of four rounds was deleted: it changed no answer of 990 suite questions).
 
 Every document held is scored against the question from what the run has seen
 (:class:`c1.retrieval.evidence.Ranker`: similarity, the question's own search, names, rare terms and

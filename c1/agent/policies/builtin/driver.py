@@ -35,11 +35,8 @@ class BuiltinPolicy(Planning, Answering):
     model: str | None = None
     max_docs: int = Settings.max_docs
     variant: int = 0
-    max_rounds: int = 4
-    max_parts: int = 4
-    """Sub-queries of the decomposition (round 2)."""
     pivots_per_round: tuple = (2, 2)
-    """Pivot documents whose bridges are followed in rounds 2 and 3."""
+    """Pivot documents whose bridges are followed in round 2, and in each round after it."""
     first_pages: int = 4
     """Further calls of the question's own search, made while chunks that one search returns for
     its top ``max_docs`` documents are not shown yet (long documents: one call shows a few chunks)."""
@@ -147,7 +144,7 @@ class BuiltinPolicy(Planning, Answering):
         self._last_answer = answer
         if state.turn >= state.max_turns - 1 or ctx.past_hard() or not self._docs:
             return self._answer(state)
-        if self._round >= self.max_rounds or (stable and self._round > 2):
+        if stable and self._round > 2:
             if self._more_pages(state):  # what one search returns, in full
                 self._pages += 1
                 return Reply(tool_calls=[self._search_call(names, _Query(self._q, "question"))])

@@ -80,7 +80,7 @@ class Planning:
         if self.variant >= 2 and len(parts) > 1:
             k = self.variant % len(parts)
             parts = parts[k:] + parts[:k]
-        return parts[: self.max_parts]
+        return parts
 
     def _bridges(self, state: AgentState, pivot: str) -> list[_Query]:
         """The query for the pivot's best bridge entity (see ``Ranker.bridges``): one a pivot."""
