@@ -135,3 +135,21 @@ def test_remembered_stems_and_words_are_each_callers_own_and_as_computed():
     assert coverage(["herons", "predicts", "nothing"], text) == pytest.approx(2 / 3)  # "predi" prefix
     assert coverage(["1200000", "2022"], text) == 1.0 and coverage(["1200000"], "no figure") == 0.0
     assert coverage(["herons", "predicts", "nothing"], text) == pytest.approx(2 / 3)
+
+
+def test_chunks_that_score_the_same_rank_by_id_whatever_the_build(tmp_path):
+    """Two builds of one folder write its chunks in another order: a tie (two copies of a contract) must not
+    change places between them, or the same question gets other confidences from the same files."""
+    rows = [(f"copy{i}_0", "copy", "nda", "Either party may terminate for convenience on thirty days notice.")
+            for i in range(12)] + [("other_0", "other", "memo", "Notice of the meeting, not of termination.")]
+    got = []
+    for name, order in (("forward", rows), ("backward", rows[::-1])):
+        index = LexicalIndex(tmp_path / name)
+        for i, (cid, doc, title, text) in enumerate(order):
+            index.add(cid, doc, title, text)
+            if i % 3 == 2:
+                index.commit()  # several segments, as a real index has
+        index.commit()
+        got.append(index.search("terminate for convenience", 5))
+    assert got[0] == got[1]
+    assert [cid for cid, _ in got[0]] == sorted(f"copy{i}_0" for i in range(12))[:5]

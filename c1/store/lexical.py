@@ -77,6 +77,11 @@ _FORMAT_FILE = "c1-format"
 
 class LexicalIndex:
     TITLE_BOOST = 2.0
+    TIES, TIES_MAX = 8, 256
+    """Hits fetched past the ``k`` asked for (at most ``TIES_MAX`` in all), so that chunks scoring the same are
+    ranked by their id: tantivy orders a tie by where a chunk sits in its segments, which differs from one build
+    of the same folder to the next (two copies of a contract swapped places, and a question's confidence
+    moved 0.58 ↔ 0.62)."""
 
     def __init__(self, path: Path, readonly: bool = False):
         """Open (or create) the index in ``path``; ``readonly``: a home that cannot be written (tantivy
@@ -156,8 +161,14 @@ class LexicalIndex:
             " ".join(terms), ["title", "text"], field_boosts={"title": self.TITLE_BOOST}
         )
         searcher = self.index.searcher()
-        hits = searcher.search(query, k).hits
-        return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits]
+        limit = k + self.TIES
+        while True:
+            hits = searcher.search(query, limit).hits
+            if len(hits) < limit or hits[-1][0] < hits[k - 1][0] or limit >= k + self.TIES_MAX:
+                break
+            limit = min(2 * limit, k + self.TIES_MAX)  # a tie runs past what was fetched
+        got = sorted(((searcher.doc(addr)["id"][0], float(score)) for score, addr in hits), key=lambda h: (-h[1], h[0]))
+        return got[:k]
 
     def phrase_count(self, text: str, field: str = "text") -> int:
         """How many chunks hold the words of ``text`` in a row (stemmed, as searched) in ``field``:
