@@ -595,3 +595,20 @@ def test_a_cut_turn_asked_again_is_trained_once_as_its_second_sample(hotpot):
     res = run_task(corpus, dc_replace(settings, budget=8192), tasks[0], TokenPolicy(renderer, capped, max_new_tokens=16),
                    0, ToolConfig())
     assert capped.rooms == [16] and res.finished.stop_reason == "truncated"
+
+
+def test_sft_checkpoints_activations_only_when_asked(tmp_path):
+    """TRL's SFTConfig turned activation checkpointing on by default (as ``gradient_checkpointing``, a name
+    transformers now warns is deprecated), so `c1 train sft` traded compute for memory without
+    ``--gradient-checkpointing``. The config says what was asked, and warns of nothing."""
+    import warnings
+
+    from c1.train.settings import SFTSettings
+    from c1.train.sft import sft_args
+
+    for asked in (False, True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FutureWarning)
+            args = sft_args(SFTSettings(gradient_checkpointing=asked), tmp_path / str(asked))
+        assert bool(getattr(args, "activation_checkpointing", args.gradient_checkpointing)) is asked
+        assert bool(args.gradient_checkpointing) is asked

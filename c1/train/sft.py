@@ -99,6 +99,28 @@ def build_samples(trajectories: list[dict], renderer, max_length: int) -> tuple[
     return out, rep
 
 
+def sft_args(cfg: SFTSettings, output_dir: Path, quiet: bool = True, cuda: bool = False):
+    """TRL's ``SFTConfig`` for ``cfg``, under the field names of the installed versions: a warm-up ratio
+    (``warmup_steps`` in older TRL), and activation checkpointing exactly as asked (``--gradient-checkpointing``):
+    TRL turns it on by default, under the name transformers now calls deprecated."""
+    import dataclasses
+
+    from trl import SFTConfig
+
+    names = {f.name for f in dataclasses.fields(SFTConfig)}
+    extra = {"warmup_ratio": cfg.warmup_ratio} if "warmup_ratio" in names else {"warmup_steps": cfg.warmup_ratio}
+    checkpointing = "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing"
+    extra[checkpointing] = cfg.gradient_checkpointing
+    return SFTConfig(
+        output_dir=str(output_dir), learning_rate=cfg.lr, num_train_epochs=cfg.epochs,
+        max_steps=cfg.max_steps if cfg.max_steps else -1, per_device_train_batch_size=cfg.batch_size,
+        gradient_accumulation_steps=cfg.grad_accum, logging_steps=cfg.logging_steps,
+        save_strategy="no", report_to="none", seed=cfg.seed, bf16=cuda, use_cpu=not cuda,
+        max_length=cfg.max_length, packing=False,
+        disable_tqdm=quiet, dataloader_num_workers=0, remove_unused_columns=True, **extra,
+    )
+
+
 def train_sft(model, tokenizer, renderer, trajectories: list[dict], out_dir: str | Path,
               cfg: SFTSettings = SFTSettings(), quiet: bool = True) -> dict:
     """Fine-tune a LoRA on ``model`` (a base model, or a PeftModel to continue); saves the adapter
@@ -106,7 +128,7 @@ def train_sft(model, tokenizer, renderer, trajectories: list[dict], out_dir: str
     import torch
     from datasets import Dataset
     from peft import PeftModel
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTTrainer
 
     from c1.train.model import lora_config
 
@@ -116,21 +138,7 @@ def train_sft(model, tokenizer, renderer, trajectories: list[dict], out_dir: str
     if not samples:
         raise ValueError(f"no training sample from {rep.trajectories} trajectories: {rep.turns} turn(s), dropped "
                          f"{rep.dropped or 'nothing'}" + (f" ({rep.errors[0]})" if rep.errors else ""))
-    cuda = torch.cuda.is_available()
-    import dataclasses
-
-    names = {f.name for f in dataclasses.fields(SFTConfig)}
-    warmup = {"warmup_ratio": cfg.warmup_ratio} if "warmup_ratio" in names else {"warmup_steps": cfg.warmup_ratio}
-    if cfg.gradient_checkpointing:
-        warmup["gradient_checkpointing"] = True
-    args = SFTConfig(
-        output_dir=str(out / "trainer"), learning_rate=cfg.lr, num_train_epochs=cfg.epochs,
-        max_steps=cfg.max_steps if cfg.max_steps else -1, per_device_train_batch_size=cfg.batch_size,
-        gradient_accumulation_steps=cfg.grad_accum, logging_steps=cfg.logging_steps,
-        save_strategy="no", report_to="none", seed=cfg.seed, bf16=cuda, use_cpu=not cuda,
-        max_length=cfg.max_length, packing=False,
-        disable_tqdm=quiet, dataloader_num_workers=0, remove_unused_columns=True, **warmup,
-    )
+    args = sft_args(cfg, out / "trainer", quiet, cuda=torch.cuda.is_available())
     peft_config = None if isinstance(model, PeftModel) else lora_config(cfg.lora)
     started = time.perf_counter()
     if quiet:
