@@ -81,13 +81,13 @@ class Identity:
     """What a document says it is: the words of its title, file-name words and first page."""
 
     words: frozenset[str]
-    """Its words, and each run of up to ``GLUE`` consecutive words glued ("coca cola" → "cocacola")."""
+    """Its words, and each run of up to ``NAME_WORDS`` consecutive words glued ("coca cola" → "cocacola")."""
     text: str
     """Its words joined by single spaces, padded with one space at each end."""
     years: frozenset[int]
     quarters: frozenset[int]
     initials: frozenset[str] = frozenset()
-    """The initials of each run of ``ACRONYM_WORDS`` consecutive words ("non disclosure agreement" → "nda")."""
+    """The initials of each run of up to ``NAME_WORDS`` consecutive words ("non disclosure agreement" → "nda")."""
 
     def has_name(self, phrase: tuple[str, ...], acronym: bool) -> bool:
         """The phrase occurs as consecutive words, or glued into fewer words ("Coca Cola" ~
@@ -99,8 +99,10 @@ class Identity:
         return acronym and len(phrase[0]) >= 3 and (f" {phrase[0]}" in self.text or phrase[0] in self.initials)
 
 
-GLUE = 4
-ACRONYM_WORDS = (3, 4, 5)
+NAME_WORDS = 5
+"""A name runs over at most this many words: a document's identity holds each run of up to as many of its
+words glued ("coca cola" → "cocacola") and their initials ("non disclosure agreement" → "nda"; a
+question's acronym has three letters at least, so shorter runs' initials match nothing)."""
 
 
 def asked(question: str) -> Asked:
@@ -175,13 +177,14 @@ def identity(title: str, name_words: str, first_page: str) -> Identity:
     head = f"{title} {name_words}"
     page = first_page[:FIRST_PAGE_CHARS]
     tokens = [_POSSESSIVE.sub("", t).lower() for t in _TOKEN.findall(f"{head} {page}")]  # as the question's names
-    words = {"".join(tokens[i : i + n]) for n in range(1, GLUE + 1) for i in range(len(tokens) - n + 1)}
+    runs = [tokens[i : i + n] for n in range(1, NAME_WORDS + 1) for i in range(len(tokens) - n + 1)]
+    words = {"".join(run) for run in runs}
     years = _years(name_words) or _years(title)
     if not years:
         m = _DATE.search(page)
         if m:
             years = {int(next(g for g in m.groups() if g))}
-    initials = {"".join(t[0] for t in tokens[i : i + n]) for n in ACRONYM_WORDS for i in range(len(tokens) - n + 1)}
+    initials = {"".join(t[0] for t in run) for run in runs}
     return Identity(frozenset(words), f" {' '.join(tokens)} ", frozenset(years), frozenset(_quarters(head)), frozenset(initials))
 
 
