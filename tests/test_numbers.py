@@ -150,6 +150,8 @@ def test_chunks_that_score_the_same_rank_by_id_whatever_the_build(tmp_path):
             if i % 3 == 2:
                 index.commit()  # several segments, as a real index has
         index.commit()
-        got.append(index.search("terminate for convenience", 5))
+        got.append((index.search("terminate for convenience", 5), index.search("terminate for convenience", 3)))
     assert got[0] == got[1]
-    assert [cid for cid, _ in got[0]] == sorted(f"copy{i}_0" for i in range(12))[:5]
+    copies = sorted(f"copy{i}_0" for i in range(12))
+    assert [cid for cid, _ in got[0][0]] == copies[:5]
+    assert [cid for cid, _ in got[0][1]] == copies[:3], "a tie longer than the hits fetched past k (3 + 8 < 12)"

@@ -161,12 +161,9 @@ class LexicalIndex:
             " ".join(terms), ["title", "text"], field_boosts={"title": self.TITLE_BOOST}
         )
         searcher = self.index.searcher()
-        limit = k + self.TIES
-        while True:
-            hits = searcher.search(query, limit).hits
-            if len(hits) < limit or hits[-1][0] < hits[k - 1][0] or limit >= k + self.TIES_MAX:
-                break
-            limit = min(2 * limit, k + self.TIES_MAX)  # a tie runs past what was fetched
+        hits = searcher.search(query, k + self.TIES).hits
+        if len(hits) == k + self.TIES and hits[-1][0] == hits[k - 1][0]:  # a tie runs past what was fetched
+            hits = searcher.search(query, k + self.TIES_MAX).hits
         got = sorted(((searcher.doc(addr)["id"][0], float(score)) for score, addr in hits), key=lambda h: (-h[1], h[0]))
         return got[:k]
 
