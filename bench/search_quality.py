@@ -19,7 +19,6 @@ The policy's rules were tuned on questions 1-100 only; 101-200 are reported apar
 
     python bench/search_quality.py                      # builds bench/out/hotpot_home if missing
     python bench/search_quality.py --home /tmp/hp_home -k 5 --limit 50
-    python bench/search_quality.py --rerank-study       # re-ranking weights: quality and ms
 """
 
 from __future__ import annotations
@@ -210,7 +209,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, from {', '.join(SYSTEMS)}")
     ap.add_argument("--json-out", type=Path, default=OUT / "search_quality.jsonl", help="append one JSON line here")
     ap.add_argument("--rows", type=Path, help="write per-question rows (JSONL) here")
-    ap.add_argument("--rerank-study", action="store_true", help="compare re-ranking weights on single-shot hybrid")
     ap.add_argument("--floor-study", action="store_true", help="measure the relevance floor (Corpus.MIN_COSINE)")
     args = ap.parse_args(argv)
 
@@ -219,8 +217,6 @@ def main(argv: list[str] | None = None) -> int:
     qs = questions(records)[args.start:]
     if args.limit:
         qs = qs[: args.limit]
-    if args.rerank_study:
-        return rerank_study(args, qs)
     if args.floor_study:
         return floor_study(args, qs)
     pool = Pool(args.home)
@@ -262,51 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-# --- re-ranking weights ---------------------------------------------------------------------
-
-
-RERANK_VARIANTS = {
-    "rrf only": (0.0, 0.0, 1.0),
-    "cosine only": (1.0, 0.0, 0.0),
-    "coverage only": (0.0, 1.0, 0.0),
-    "cos+cov .5/.5": (0.5, 0.5, 0.0),
-    "cos+cov+rrf .5/.3/.2": (0.5, 0.3, 0.2),
-    "cos+cov+rrf .4/.3/.3": (0.4, 0.3, 0.3),
-    "cov+rrf .5/.5": (0.0, 0.5, 0.5),
-    "cos+rrf .5/.5": (0.5, 0.0, 0.5),
-}
-
-
-def rerank_study(args, qs: list[Question]) -> int:
-    """Single-shot hybrid quality and per-query cost for each blend of the re-ranking signals.
-
-    Candidates (BM25 ∥ dense → RRF top 50) are the same for every blend: the cost reported is the
-    whole hybrid call, and the re-rank share is measured against ``rrf only``."""
-    from c1.retrieval.corpus import RerankWeights
-
-    pool = Pool(args.home)
-    vectors = {q.n: pool.corpus.embed_query(q.question) for q in qs}  # the same for every variant
-    results = {}
-    for name, (c, v, f) in RERANK_VARIANTS.items():
-        pool.corpus.weights = RerankWeights(c, v, f)
-        rows = []
-        for q in qs:
-            t0 = time.perf_counter()
-            hits = pool.corpus.hybrid(q.question, pool.corpus.CANDIDATES, vector=vectors[q.n])
-            ms = (time.perf_counter() - t0) * 1000
-            docs = pool.docs_of_chunks([h.chunk.id for h in hits], args.k)
-            titles = [pool.title_of.get(d, d) for d in docs]
-            s = metrics.score(q.answer, titles, [pool.text(d) for d in docs], q.gold)
-            rows.append({"n": q.n, "ms": ms, **s.to_json()})
-        results[name] = summary(rows)
-        results[name]["weights"] = [c, v, f]
-    print(table(results, f"re-ranking blends, single-shot hybrid, k = {args.k}, {len(qs)} questions "
-                         "(ms: one hybrid call, query already embedded)"))
-    from bench.report import save
-
-    save({"bench": "rerank_study", "k": args.k, "questions": len(qs), "variants": results}, args.json_out)
-    pool.corpus.close()
-    return 0
+# --- the relevance floor ---------------------------------------------------------------------
 
 
 def floor_study(args, qs: list[Question]) -> int:

@@ -122,12 +122,12 @@ def test_read_document_orders_a_documents_best_chunks_by_the_cross_encoder(contr
     try:
         (doc,) = [d for d in corpus.store.manifest.all_docs() if d.path.endswith(contract[2])]
         chunks = corpus.doc_chunks(doc.doc_id)
-        corpus.RERANK_CHUNKS = 4  # of its 7 chunks
-        assert len(chunks) > corpus.RERANK_CHUNKS
+        corpus.RERANK_TOP = 4  # of its 7 chunks
+        assert len(chunks) > corpus.RERANK_TOP
         query = "Which state's law governs the agreement?"
         blend = corpus.rank_chunks(chunks, query)
         read = corpus.rank_chunks(chunks, query, rerank=True)
-        top = corpus.RERANK_CHUNKS
+        top = corpus.RERANK_TOP
         head = [c for c, _ in blend[:top]]
         by_model = onnx.score(query, [c.text for c in head])
         assert [c.id for c, _ in read[:top]] == [c.id for _, c in sorted(zip(by_model, head), key=lambda x: -x[0])]

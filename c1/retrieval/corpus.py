@@ -1,9 +1,9 @@
 """The read side of a collection, as the agent's tools need it.
 
 Hybrid search runs BM25 (tantivy) and dense (Chroma) concurrently, fuses them with RRF (k=60) and
-scores the top 50 candidates with a blend of the fused rank, embedding similarity and query-term
-coverage (``RerankWeights``; by measurement the fused rank alone by default), under a relevance
-floor for candidates that share no word with the query. Chunks of long documents then get
+scores the top 50 candidates by their fused rank (relative to the best one's; blends with the embedding
+similarity and query-term coverage did no better, docs/relevance.md), under a relevance floor for
+candidates that share no word with the query. Chunks of long documents then get
 document-level evidence: how well their document's identity (title, file-name words, first
 page) matches the names and period the query asks about (c1/retrieval/identity.py).
 
@@ -48,21 +48,6 @@ class Hit:
     chunk's document is the one the query names (``Corpus.doc_evidence``)."""
 
 
-@dataclass(frozen=True)
-class RerankWeights:
-    """score = cosine × embedding similarity + coverage × share of query terms present + fused × RRF score
-    relative to the best candidate's.
-
-    Defaults by measurement (``bench/search_quality.py --rerank-study``; the figures: docs/relevance.md):
-    the RRF order alone is as good as any blend of cosine and coverage, and it is free, while the cosine
-    of the BM25-only candidates costs a vector fetch.
-    """
-
-    cosine: float = 0.0
-    coverage: float = 0.0
-    fused: float = 1.0
-
-
 AUTO_RERANK = {"search": False, "read": False}
 """Where ``--rerank auto`` re-ranks with the cross-encoder: nowhere yet, by measurement (docs/embedders.md):
 on the legal slice it put a gold clause first in a document's chunks less often than the cosine/coverage
@@ -80,9 +65,9 @@ class Corpus(OpenCollection):
     no-shared-word candidate (``bench/search_quality.py --floor-study``; docs/relevance.md)."""
 
     RERANK_TOP = 10
-    """Hybrid search: how many of its first chunks the cross-encoder re-orders (when it does, see ``AUTO_RERANK``)."""
-    RERANK_CHUNKS = 12
-    """read_document: how many of a document's best chunks (by ``rank_chunks``' blend) the cross-encoder re-orders."""
+    """How many of its first chunks the cross-encoder re-orders (when it does, see ``AUTO_RERANK``): of a hybrid
+    search's, and of a document's best by ``rank_chunks``' blend for a read (12 there until stop 42: one number
+    for one job)."""
 
     DOC_CACHE = 4096
     """Document records kept (least recently used dropped first)."""
@@ -91,11 +76,10 @@ class Corpus(OpenCollection):
     GREP_CACHE_CHARS = 64_000_000
     """Chunk text kept in memory for grep; a larger collection is streamed from the manifest at each grep."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None, weights: RerankWeights = RerankWeights()):
+    def __init__(self, settings: Settings, embedder: Embedder | None = None):
         self.settings = settings
         self._own_embedder = embedder is None  # chosen by the collection's record: follows a --rebuild
         self.embedder = embedder or embedder_for(settings)
-        self.weights = weights
         self._reranker = None
         self._rerank_problem: str | None = None
         self._qcache: dict[str, object] = {}
@@ -282,10 +266,7 @@ class Corpus(OpenCollection):
         fused, known, lexical = self.candidates(query, exclude, vector, k)
         if not fused:
             return []
-        w = self.weights
-        ids = [cid for cid, _ in fused]
-        cos = self._cosines(ids, vector, known) if w.cosine else known  # the floor needs only dense-found cosines
-        chunks = {c.id: c for c in self.chunks(ids)}
+        chunks = {c.id: c for c in self.chunks([cid for cid, _ in fused])}
         terms = content_terms(query)
         top_fused = fused[0][1]
         hits = []
@@ -294,16 +275,10 @@ class Corpus(OpenCollection):
             if chunk is None:
                 continue
             doc = self.doc(chunk.doc_id)
-            c = cos.get(cid, 0.0)
-            cover = None
-            if cid not in lexical and c < self.MIN_COSINE:  # the floor: no query word, not close either
-                cover = coverage(terms, f"{doc.title} {chunk.text}") if terms else 0.0
-                if cover == 0.0:
+            if cid not in lexical and known.get(cid, 0.0) < self.MIN_COSINE:  # the floor: no query word, not close either
+                if not terms or coverage(terms, f"{doc.title} {chunk.text}") == 0.0:
                     continue
-            if w.coverage and cover is None:
-                cover = coverage(terms, f"{doc.title} {chunk.text}") if terms else 0.0
-            score = w.cosine * c + w.coverage * (cover or 0.0) + w.fused * (fscore / top_fused)
-            hits.append(Hit(chunk, doc, float(score)))
+            hits.append(Hit(chunk, doc, float(fscore / top_fused)))
         evidence = self.doc_evidence(query, [h.doc.doc_id for h in hits])
         for h in hits:
             h.score = round(h.score + self.W_DOC * evidence.get(h.doc.doc_id, 0.0), 4)
@@ -377,7 +352,7 @@ class Corpus(OpenCollection):
     def rank_chunks(self, chunks: list[Chunk], query: str, vector=None, rerank: bool = False) -> list[tuple[Chunk, float]]:
         """Order ``chunks`` (anything with ``id`` and ``text``) by similarity to ``query``: 0.7 × cosine of the
         stored vector + 0.3 × query-term coverage (read_document; the built-in policy's view of what it holds).
-        ``rerank`` (read_document): the first ``RERANK_CHUNKS`` are then re-ordered by the cross-encoder
+        ``rerank`` (read_document): the first ``RERANK_TOP`` are then re-ordered by the cross-encoder
         where it re-ranks ("read", see :meth:`reranks`)."""
         if not chunks:
             return []
@@ -390,7 +365,7 @@ class Corpus(OpenCollection):
         ]
         scored.sort(key=lambda cs: -cs[1])
         if rerank and self.reranks("read"):
-            head = scored[: self.RERANK_CHUNKS]
+            head = scored[: self.RERANK_TOP]
             order = self._reranked(query, [c.text for c, _ in head], [s for _, s in head])
             if order is not None:
                 scored[: len(head)] = [(head[i][0], score) for i, score in order]
