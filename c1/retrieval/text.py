@@ -301,21 +301,28 @@ def truecase(question: str, texts: list[str], names: list = ()) -> str:
     pairs = [n if isinstance(n, tuple) else (n, "") for n in names]
     names = [n for n, _ in pairs]
     forms: dict[str, dict[str, int]] = {}
+    written: set[str] = set()  # the wanted words the texts write anywhere, in any case
     for weight, group in ((1, [(t, "") for t in texts]), (TRUECASE_MIN, pairs)):
         for text, own in group:
+            folded = text.lower()
+            if not any(w in folded for w in wanted):
+                continue  # no word of it is wanted (a word's lower case is within the text's)
             matches = list(_WORD_AT.finditer(text))
             lower = _lower_words(own) if own else set()
             for i, m in enumerate(matches):
-                if _at_start(text, m.start()) and (weight == 1 or not _proper_after(matches, i)):
-                    continue
                 token = m.group(0)
                 parts = [token] + (token.split("-") if "-" in token else [])  # "Coca-Cola" also writes "coca"
-                for word in parts:
-                    low = word.lower()
-                    if low in wanted and not (word != low and low in lower):
+                hits = [(word, low) for word in parts if (low := word.lower()) in wanted]
+                if not hits:
+                    continue
+                if weight == 1 and hits[0][0] is token:
+                    written.add(hits[0][1])
+                if _at_start(text, m.start()) and (weight == 1 or not _proper_after(matches, i)):
+                    continue
+                for word, low in hits:
+                    if not (word != low and low in lower):
                         counts = forms.setdefault(low, {})
                         counts[word] = counts.get(word, 0) + weight
-    written = {low for text in texts for w in _WORD_AT.findall(text) if (low := w.lower()) in wanted}
     named = {w for name in names for w in re.split(r"[\W_]+", name) if w in wanted}  # lower case only
 
     def form(m: re.Match) -> str:
