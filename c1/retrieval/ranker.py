@@ -106,7 +106,7 @@ class Group:
     weight: float = 1.0
 
 
-def fit(groups: list[Group], l2: float = 1.0, iters: int = 60, prior: dict[str, float] | None = None,
+def fit(groups: list[Group], l2: float = 1.0, prior: dict[str, float] | None = None,
         features: tuple[str, ...] = FEATURES) -> dict[str, float]:
     """Weights of :data:`FEATURES` by a conditional logit: each gold document against its question's
     other documents (``features``: the row keys fitted, default :data:`FEATURES`). Groups without both a
@@ -137,7 +137,7 @@ def fit(groups: list[Group], l2: float = 1.0, iters: int = 60, prior: dict[str, 
         return total
 
     current = loss(beta)
-    for _ in range(iters):
+    while True:  # damped Newton on a convex loss: ends when a step no longer lowers it (no count of steps needed)
         grad = l2 * (beta - mean)
         hess = l2 * np.eye(len(features))
         for x, gold, other, w in sets:
