@@ -894,3 +894,30 @@ def test_a_row_with_the_figure_beats_its_tables_header_row(three_m):
         assert sales and sales[0] < 3 and "2022: $ 34,229" in chosen[sales[0]].why, [p.text[:60] for p in chosen]
     finally:
         corpus.close()
+
+
+def test_only_the_table_pages_that_share_a_word_with_the_question_are_scored():
+    """A read for a name ("AEM") scored every statement of a 10-K with the cross-encoder, a third of a
+    second, to show none of them: the pages that hold a term of the question (in their title or rows) are
+    scored, where any does; where none does, all of them are (the scorer may see what the words do not)."""
+    from c1.retrieval.pages import TablePage, best_table_pages
+
+    def page(n, title, *rows):
+        return TablePage(n, title, [(100 * n + i, 100 * n + i + 1, r) for i, r in enumerate(rows)])
+
+    pages = [page(1, "Consolidated Balance Sheets", "Cash $ 1,000 $ 900", "Inventories $ 200 $ 150"),
+             page(2, "Consolidated Statements of Income", "Subscription revenue $ 3,224 $ 2,076", "Product $ 1,125 $ 1,627"),
+             page(3, "Stockholders' Equity", "Common stock $ 0.1 $ 0.1", "Treasury stock (5,000) (4,000)")]
+    seen: list[list[str]] = []
+
+    def scorer(question, texts):
+        seen.append(list(texts))
+        return [0.9 if "Inventories" in t else 0.1 for t in texts]
+
+    best = best_table_pages(scorer, "subscription revenue in 2015", pages, n=2)
+    assert len(seen) == 1 and len(seen[0]) == 1 and "Subscription revenue" in seen[0][0], seen
+    assert [p.page for p, _, _ in best] == [2], "a page the scorer never saw is not among the best"
+    seen.clear()
+    best = best_table_pages(scorer, "how much did they hold in goods for sale", pages, n=2)
+    assert len(seen[0]) == 3, "no page shares a word with the question: every page is scored"
+    assert best[0][0].page == 1, "and the scorer alone chooses"

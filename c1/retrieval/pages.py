@@ -154,15 +154,22 @@ def best_table_pages(scorer: Scorer, question: str, pages: list[TablePage], n: i
     """The ``n`` table pages that score best for ``question`` (one scorer call: each page as its title,
     the header row above its two rows that hold figures and most of the question's terms, and those
     rows), each with its score and the spans of its ``rows`` rows holding most of those terms (BM25
-    among all the pages' rows), then its first; a header row only after every row that holds figures."""
+    among all the pages' rows), then its first; a header row only after every row that holds figures.
+    Only the pages whose title or rows hold a term of the question are scored, where any does: a statement
+    that shares no word with the question is no answer beside one that does (a read for a name, "AEM",
+    scored a 10-K's nine statements, a third of a second, to show none of them)."""
     if not pages or n <= 0:
         return []
+    terms = TermDenseScorer().terms
     texts = [r[2] for p in pages for r in p.rows]
-    lexical = TermDenseScorer().terms(question, texts)
-    picks, texts, k = [], [], 0
-    for p in pages:
+    lexical = terms(question, texts)
+    titled = terms(question, [p.title for p in pages])
+    picks, texts, held, k = [], [], [], 0
+    for p, title in zip(pages, titled):
         mine = lexical[k : k + len(p.rows)]
         k += len(p.rows)
+        if title > 0 or any(v > 0 for v in mine):
+            held.append(len(picks))
         # a row that holds figures before one that names the columns: "Net sales $ 34,229 $ 35,355"
         # before "Net Sales (Millions) 2022 2021 2020", which holds the question's words and no answer
         order = sorted(range(len(p.rows)), key=lambda i: (is_header_row(p.rows[i][2]), -mine[i], i))
@@ -170,8 +177,9 @@ def best_table_pages(scorer: Scorer, question: str, pages: list[TablePage], n: i
         shown = sorted(order[:2])
         names = [j for j in range(shown[0] if shown else 0) if is_header_row(p.rows[j][2])][-1:]  # their columns
         texts.append("\n".join([p.title] + [sx.readable(p.rows[i][2]) for i in names + shown])[:PAIR_CHARS])
-    got = scorer(question, texts)
-    best = sorted(range(len(pages)), key=lambda i: (-got[i], i))[:n]
+    asked = held or list(range(len(pages)))
+    got = dict(zip(asked, scorer(question, [texts[i] for i in asked])))
+    best = sorted(asked, key=lambda i: (-got[i], i))[:n]
     return [(pages[i], float(got[i]), [pages[i].rows[j][:2] for j in picks[i][:rows]]) for i in best]
 
 
