@@ -921,3 +921,46 @@ def test_only_the_table_pages_that_share_a_word_with_the_question_are_scored():
     best = best_table_pages(scorer, "how much did they hold in goods for sale", pages, n=2)
     assert len(seen[0]) == 3, "no page shares a word with the question: every page is scored"
     assert best[0][0].page == 1, "and the scorer alone chooses"
+
+
+def test_the_shortlist_by_terms_holds_only_sentences_that_share_a_word_with_the_question():
+    """The best sentences by their terms (``SHORTLIST``) were filled up with sentences that hold none of the
+    question's terms, in the document's order, each a pair for the cross-encoder that its terms never
+    asked for; now they are left out where any sentence holds a term (the lead chunks' sentences are still
+    scored whatever their words: the scorer reads what the words miss)."""
+    from types import SimpleNamespace
+
+    from c1.store.manifest import Chunk
+
+    texts = ["The tenant pays the rent on the first day of each month. The landlord repairs the roof. "
+             "The lease renews for a term of five years. Pets are allowed in the garden.",
+             "Parking spaces are painted white every spring. The cafeteria opens at eight in the morning. "
+             "Either party may end the renewal by notice."]
+    chunks = [Chunk(f"d_{i}", "d", i, 500 * i, 500 * i + len(t), None, t) for i, t in enumerate(texts)]
+
+    class Fake:
+        def embed_query(self, text):
+            return [1.0]
+
+        def doc(self, doc_id):
+            return SimpleNamespace(meta={}, n_chunks=2, title="lease", path="lease.txt", key="lease.txt")
+
+        def doc_chunks(self, doc_id):
+            return chunks
+
+        def chunks(self, ids):
+            return [c for c in chunks if c.id in ids]
+
+        def rank_chunks(self, chunks_, query, vector=None, rerank=False):
+            return [(c, 1.0 / (1 + c.n)) for c in chunks_]
+
+    scored: list[str] = []
+
+    def scorer(q, ts):
+        scored.extend(ts)
+        return [0.8 if "renew" in t else 0.1 for t in ts]
+
+    got = choose(Fake(), "What is the renewal term?", ["d"], 2000, scorer=scorer, lead_chunks=(0, 0),
+                 section_chunks=(0, 0))["d"]
+    assert scored and all(("renew" in t or "term" in t) for t in scored), scored
+    assert got and "renews for a term of five years" in got[0].text

@@ -70,8 +70,8 @@ about: "FC Cartagena ... in the autonomous community of Murcia") is returned wel
 first's confidence (docs/relevance.md, "Figures that were in the code") and its best sentence scores
 below the first's, so under ``KEEP`` alone it kept nothing, and the answer it holds was not handed over."""
 SHORTLIST = (24, 3)
-"""Sentences scored by the scorer: a document's best by their terms (BM25 among its own sentences),
-with the sentences of its lead chunks (the rest rank below them, by their terms). More found the gold
+"""Sentences scored by the scorer: a document's best by their terms (BM25 among its own sentences; only
+those that hold a term of the question, where any does), with the sentences of its lead chunks (the rest rank below them, by their terms). More found the gold
 span no more often, at more of the cross-encoder's pairs (docs/relevance.md)."""
 
 SECTION_CHUNKS = (12, 0)
@@ -309,6 +309,7 @@ class _Reading:
         for c, v in zip(doc.mine, lexical):
             c.score = v
         by_terms = sorted(doc.mine, key=lambda c: -c.score)[: _of(self.k.shortlist, doc.rank)]
+        by_terms = [c for c in by_terms if c.score > 0] or by_terms
         in_sections = section_sentences(self.scorer, asked_here, doc.sections, self.titled)
         picked = list({id(c): c for c in by_terms + doc.lead + in_sections + doc.in_pages}.values())
         doc.mine += [c for c in doc.apart if any(c is p for p in picked)]
