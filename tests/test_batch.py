@@ -118,3 +118,30 @@ def test_a_named_server_that_does_not_answer_is_said_for_the_batch_as_for_one_se
     assert rc == 0, stderr
     assert url in stderr
     assert rows and all(url in r["stats"]["policy_warning"] for r in rows)
+
+
+@pytest.mark.slow
+def test_a_search_of_its_own_loads_the_cross_encoder_in_a_thread_while_it_opens_the_collection(home, questions,
+                                                                                               monkeypatch):
+    """A cold `c1 search --no-daemon` loaded the cross-encoder only when its first read or its passages asked
+    for it; a thread now loads it while the collection opens (0.1-0.17 s of a cold search, docs/performance.md).
+    Not under --rerank off, and the answer is the one the search gives without the thread."""
+    import threading
+
+    from c1.retrieval import rerankers
+
+    real = rerankers.make_reranker
+    callers: list[tuple[str, str]] = []
+
+    def spy(setting, *args, **kwargs):
+        callers.append((threading.current_thread().name, setting))
+        return real(setting, *args, **kwargs)
+
+    monkeypatch.setattr(rerankers, "make_reranker", spy)
+    got = one_search(home, questions[0])
+    assert callers and callers[0] == ("c1-load-reranker", "auto"), callers
+    callers.clear()
+    one_search(home, questions[0], rerank="off")
+    assert not any(name == "c1-load-reranker" for name, _ in callers), callers
+    monkeypatch.setattr("c1.service.search_service._load_reranker_aside", lambda settings: None)
+    assert untimed(one_search(home, questions[0])) == untimed(got)

@@ -196,6 +196,25 @@ def load_models(settings: Settings, embedder) -> list[str]:
     return problems
 
 
+def _load_reranker_aside(settings: Settings) -> None:
+    """A search in a process of its own (``--no-daemon``) loads the cross-encoder in a thread while it opens
+    the collection and runs its first turns: the model is first scored at the first read or the passages,
+    and its ONNX session (about 0.3 s) mostly leaves the interpreter lock free while it loads. A failure
+    is left for the search to report when it needs the model (:func:`load_models`)."""
+    if settings.rerank not in ("auto", "onnx"):
+        return
+    import threading
+    from c1.retrieval.rerankers import make_reranker
+
+    def load() -> None:
+        try:
+            make_reranker(settings.rerank).score("warm up", ["warm up"])
+        except Exception:  # noqa: BLE001 - reported by the search that needs it, as without this thread
+            pass
+
+    threading.Thread(target=load, name="c1-load-reranker", daemon=True).start()
+
+
 def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=None):
     """One search in this process: open the collection (unless given ``corpus``), choose the policy,
     tell ``on_open(policy note, policy warning, corpus warnings)``, run, and return the SearchResult. The
@@ -206,6 +225,7 @@ def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=N
 
     own = corpus is None
     if own:
+        _load_reranker_aside(settings)
         corpus = Corpus(settings)  # first: when the collection cannot be opened, that is the one line printed
     try:
         choice = choose_policy(settings)
