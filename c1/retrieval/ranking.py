@@ -99,13 +99,6 @@ def anchored_order(ranking: Ranking, anchor: list[str], docs: list[str]) -> list
     return out
 
 
-
-EVIDENCE_MARGIN = 0.25
-"""How much more evidence (in logit units: half a bridge, a sixth of a full identity match) a document
-needs to go above one ranked higher by the question's own search; smaller differences are ties, and a
-tie keeps the search's order."""
-
-
 def _beats(ranking: Ranking, d: str, other: str, guard: float = 0.0) -> bool:
     """``d`` goes above ``other``: a higher score and more evidence. What ``d`` owes to ``other`` (a link
     or a bridge from it: it is needed *beside* ``other``) does not count against ``other``, nor what
@@ -117,4 +110,4 @@ def _beats(ranking: Ranking, d: str, other: str, guard: float = 0.0) -> bool:
         mine -= ranking.relational.get(d, 0.0)
     if d in ranking.sources.get(other, ()):  # and the other way round: two filings of one company bridge to each other
         theirs -= ranking.relational.get(other, 0.0)
-    return mine > theirs + guard + EVIDENCE_MARGIN
+    return mine > theirs + guard

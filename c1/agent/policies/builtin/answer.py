@@ -11,6 +11,12 @@ from c1.retrieval import ranker as rk
 from c1.agent.output import Ranked, render_final
 from c1.agent.policy import AgentState, Reply
 
+WEAK_EVIDENCE = 0.25
+"""Evidence under this (in logit units: half a bridge, a sixth of a full identity match) is none, or a stray
+bridge: it does not speak for a document that other evidence speaks against (:meth:`Answering._against`). It is no
+margin in the order: any more evidence takes a document above one its question's own search ranked higher
+(a margin of this size lost MuSiQue questions, docs/relevance.md, fifth pass)."""
+
 
 class Answering:
     """The answer from what the run holds."""
@@ -72,7 +78,7 @@ class Answering:
         the question than every document with that evidence: an abstract that words a claim its own way is
         what the claim is about.)"""
         f = self._explain[doc_id]
-        weak = self._ranking.evidence(doc_id) < rkg.EVIDENCE_MARGIN  # nothing, or a stray bridge
+        weak = self._ranking.evidence(doc_id) < WEAK_EVIDENCE  # nothing, or a stray bridge
         if self._ranking.written_found and not (f.get("phrase") or f.get("keywords")) and weak:
             return True
         sim = f.get("sim", 0.0)
