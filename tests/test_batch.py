@@ -121,10 +121,9 @@ def test_a_named_server_that_does_not_answer_is_said_for_the_batch_as_for_one_se
 
 
 @pytest.mark.slow
-def test_a_search_of_its_own_loads_the_cross_encoder_in_a_thread_while_it_opens_the_collection(home, questions,
-                                                                                               monkeypatch):
+def test_a_search_of_its_own_loads_the_cross_encoder_in_a_thread_beside_its_first_turns(home, questions, monkeypatch):
     """A cold `c1 search --no-daemon` loaded the cross-encoder only when its first read or its passages asked
-    for it; a thread now loads it while the collection opens (0.1-0.17 s of a cold search, docs/performance.md).
+    for it; a thread now loads it once the collection is open (0.1-0.2 s of a cold search, docs/performance.md).
     Not under --rerank off, and the answer is the one the search gives without the thread."""
     import threading
 

@@ -197,10 +197,11 @@ def load_models(settings: Settings, embedder) -> list[str]:
 
 
 def _load_reranker_aside(settings: Settings) -> None:
-    """A search in a process of its own (``--no-daemon``) loads the cross-encoder in a thread while it opens
-    the collection and runs its first turns: the model is first scored at the first read or the passages,
-    and its ONNX session (about 0.3 s) mostly leaves the interpreter lock free while it loads. A failure
-    is left for the search to report when it needs the model (:func:`load_models`)."""
+    """A search in a process of its own (``--no-daemon``) loads the cross-encoder in a thread while it runs
+    its first turns (the model is first scored at the first read or the passages); its ONNX session (about
+    0.3 s) mostly leaves the interpreter lock free while it loads. Started once the collection is open, so a
+    search that cannot open it loads nothing. A failure is left for the search to report when it needs the
+    model (:func:`load_models`)."""
     if settings.rerank not in ("auto", "onnx"):
         return
     import threading
@@ -212,7 +213,9 @@ def _load_reranker_aside(settings: Settings) -> None:
         except Exception:  # noqa: BLE001 - reported by the search that needs it, as without this thread
             pass
 
-    threading.Thread(target=load, name="c1-load-reranker", daemon=True).start()
+    # not a daemon: a process that ends early (an error, Ctrl-C) waits for the load (0.3 s at most) rather than
+    # tearing down the interpreter under onnxruntime's feet, which crashed it (SIGSEGV, SIGABRT)
+    threading.Thread(target=load, name="c1-load-reranker").start()
 
 
 def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=None):
@@ -225,8 +228,8 @@ def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=N
 
     own = corpus is None
     if own:
-        _load_reranker_aside(settings)
         corpus = Corpus(settings)  # first: when the collection cannot be opened, that is the one line printed
+        _load_reranker_aside(settings)
     try:
         choice = choose_policy(settings)
         on_open(choice.note, choice.warning, list(corpus.warnings))
