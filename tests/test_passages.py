@@ -813,38 +813,44 @@ def test_the_clause_that_asks_stays_though_the_first_page_holds_its_words(franch
         corpus.close()
 
 
+class _Lease:
+    """One document ("lease.txt") of one chunk a text, each ``step`` characters after the last, ranked
+    against any question in their order."""
+
+    def __init__(self, texts: list[str], step: int):
+        from c1.store.manifest import Chunk
+
+        self._chunks = [Chunk(f"d_{i}", "d", i, step * i, step * i + len(t), None, t) for i, t in enumerate(texts)]
+
+    def embed_query(self, text):
+        return [1.0]
+
+    def doc(self, doc_id):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(meta={}, n_chunks=len(self._chunks), title="lease", path="lease.txt", key="lease.txt")
+
+    def doc_chunks(self, doc_id):
+        return self._chunks
+
+    def chunks(self, ids):
+        return [c for c in self._chunks if c.id in ids]
+
+    def rank_chunks(self, chunks_, query, vector=None, rerank=False):
+        return [(c, 1.0 / (1 + c.n)) for c in chunks_]
+
+
 def test_a_sentence_scoring_nothing_is_no_passage():
     """Issue 33, defect 6: passages scoring 0.00 were listed, in the first document too. A sentence
     scoring nothing against the best (under ``NOTHING`` of it) is left out; one scoring something stays."""
-    from types import SimpleNamespace
-
-    from c1.store.manifest import Chunk
-
     texts = ["The lease renews for a term of five years unless either party objects.",
              "Parking spaces of the lease are painted white every spring by the landlord.",
              "The cafeteria named in the lease opens at eight in the morning on weekdays."]
-    chunks = [Chunk(f"d_{i}", "d", i, 200 * i, 200 * i + len(t), None, t) for i, t in enumerate(texts)]
-
-    class Fake:
-        def embed_query(self, text):
-            return [1.0]
-
-        def doc(self, doc_id):
-            return SimpleNamespace(meta={}, n_chunks=3, title="lease", path="lease.txt", key="lease.txt")
-
-        def doc_chunks(self, doc_id):
-            return chunks
-
-        def chunks(self, ids):
-            return [c for c in chunks if c.id in ids]
-
-        def rank_chunks(self, chunks_, query, vector=None, rerank=False):
-            return [(c, 1.0 / (1 + c.n)) for c in chunks_]
 
     def scorer(q, ts):
         return [0.8 if "renews" in t else 0.1 if "Parking" in t else 0.0001 for t in ts]
 
-    got = choose(Fake(), "What is the renewal term of the lease?", ["d"], 2000, scorer=scorer)["d"]
+    got = choose(_Lease(texts, 200), "What is the renewal term of the lease?", ["d"], 2000, scorer=scorer)["d"]
     assert [p.text for p in got] == texts[:2], "a sentence at 1/8000 of the best is no passage; one at 1/8 is"
 
 
@@ -928,39 +934,17 @@ def test_the_shortlist_by_terms_holds_only_sentences_that_share_a_word_with_the_
     question's terms, in the document's order, each a pair for the cross-encoder that its terms never
     asked for; now they are left out where any sentence holds a term (the lead chunks' sentences are still
     scored whatever their words: the scorer reads what the words miss)."""
-    from types import SimpleNamespace
-
-    from c1.store.manifest import Chunk
-
     texts = ["The tenant pays the rent on the first day of each month. The landlord repairs the roof. "
              "The lease renews for a term of five years. Pets are allowed in the garden.",
              "Parking spaces are painted white every spring. The cafeteria opens at eight in the morning. "
              "Either party may end the renewal by notice."]
-    chunks = [Chunk(f"d_{i}", "d", i, 500 * i, 500 * i + len(t), None, t) for i, t in enumerate(texts)]
-
-    class Fake:
-        def embed_query(self, text):
-            return [1.0]
-
-        def doc(self, doc_id):
-            return SimpleNamespace(meta={}, n_chunks=2, title="lease", path="lease.txt", key="lease.txt")
-
-        def doc_chunks(self, doc_id):
-            return chunks
-
-        def chunks(self, ids):
-            return [c for c in chunks if c.id in ids]
-
-        def rank_chunks(self, chunks_, query, vector=None, rerank=False):
-            return [(c, 1.0 / (1 + c.n)) for c in chunks_]
-
     scored: list[str] = []
 
     def scorer(q, ts):
         scored.extend(ts)
         return [0.8 if "renew" in t else 0.1 for t in ts]
 
-    got = choose(Fake(), "What is the renewal term?", ["d"], 2000, scorer=scorer, lead_chunks=(0, 0),
+    got = choose(_Lease(texts, 500), "What is the renewal term?", ["d"], 2000, scorer=scorer, lead_chunks=(0, 0),
                  section_chunks=(0, 0))["d"]
     assert scored and all(("renew" in t or "term" in t) for t in scored), scored
     assert got and "renews for a term of five years" in got[0].text
