@@ -197,11 +197,10 @@ def load_models(settings: Settings, embedder) -> list[str]:
 
 
 def _load_reranker_aside(settings: Settings) -> None:
-    """A search in a process of its own (``--no-daemon``) loads the cross-encoder in a thread while it runs
-    its first turns (the model is first scored at the first read or the passages); its ONNX session (about
-    0.3 s) mostly leaves the interpreter lock free while it loads. Started once the collection is open, so a
-    search that cannot open it loads nothing. A failure is left for the search to report when it needs the
-    model (:func:`load_models`)."""
+    """A search in a process of its own (``--no-daemon``) loads the cross-encoder in a thread beside its first
+    turns (its ONNX session, about 0.3 s, mostly leaves the interpreter lock free), once its collection is
+    open. Not a daemon: a search that ends at once waits for the load rather than tear the interpreter down
+    under onnxruntime (that crashed it). A failure is the search's to report when it needs the model."""
     if settings.rerank not in ("auto", "onnx"):
         return
     import threading
@@ -213,8 +212,6 @@ def _load_reranker_aside(settings: Settings) -> None:
         except Exception:  # noqa: BLE001 - reported by the search that needs it, as without this thread
             pass
 
-    # not a daemon: a process that ends early (an error, Ctrl-C) waits for the load (0.3 s at most) rather than
-    # tearing down the interpreter under onnxruntime's feet, which crashed it (SIGSEGV, SIGABRT)
     threading.Thread(target=load, name="c1-load-reranker").start()
 
 
