@@ -171,6 +171,14 @@ _ONNX: OnnxReranker | None = None
 _ONNX_LOCK = threading.Lock()
 
 
+def warm_up(setting: str):
+    """The in-process model's session and a first pair, as a step to run ahead of a search (a resident
+    process's warm-up, a ``--no-daemon`` search's thread); None where ``setting`` does not use it."""
+    if setting not in ("auto", "onnx"):
+        return None
+    return lambda: make_reranker(setting).score("warm up", ["warm up"])
+
+
 def make_reranker(setting: str, api_key: str | None = None) -> Reranker | None:
     """The reranker a ``--rerank`` value names: None for ``off``; the in-process model for ``auto`` and
     ``onnx`` (one per process: it is stateless); a :class:`RemoteReranker` for a URL."""

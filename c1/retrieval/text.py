@@ -315,8 +315,8 @@ def truecase(question: str, texts: list[str], names: list = ()) -> str:
                 hits = [(word, low) for word in parts if (low := word.lower()) in wanted]
                 if not hits:
                     continue
-                if weight == 1 and hits[0][0] is token:
-                    written.add(hits[0][1])
+                if weight == 1 and (low := token.lower()) in wanted:
+                    written.add(low)
                 if _at_start(text, m.start()) and (weight == 1 or not _proper_after(matches, i)):
                     continue
                 for word, low in hits:

@@ -179,14 +179,14 @@ def load_models(settings: Settings, embedder) -> list[str]:
     (the search then uses these very objects); what failed is returned, and the search that needs it
     reports it as it would have."""
     from c1.store.embedders import OnnxEmbedder
-    from c1.retrieval.rerankers import make_reranker
+    from c1.retrieval.rerankers import warm_up
     from c1.tokens import encoding
 
     steps = [lambda: encoding().encode("warm up", disallowed_special=())]
     if isinstance(embedder, OnnxEmbedder):  # a server's embedder is not called ahead of a question
         steps.insert(0, lambda: embedder.embed_queries(["warm up"]))
-    if settings.rerank in ("auto", "onnx"):
-        steps.insert(1, lambda: make_reranker(settings.rerank).score("warm up", ["warm up"]))
+    if (warm := warm_up(settings.rerank)) is not None:
+        steps.insert(1, warm)
     problems = []
     for step in steps:
         try:
@@ -197,18 +197,19 @@ def load_models(settings: Settings, embedder) -> list[str]:
 
 
 def _load_reranker_aside(settings: Settings) -> None:
-    """A search in a process of its own (``--no-daemon``) loads the cross-encoder in a thread beside its first
-    turns (its ONNX session, about 0.3 s, mostly leaves the interpreter lock free), once its collection is
-    open. Not a daemon: a search that ends at once waits for the load rather than tear the interpreter down
-    under onnxruntime (that crashed it). A failure is the search's to report when it needs the model."""
-    if settings.rerank not in ("auto", "onnx"):
-        return
+    """A ``--no-daemon`` search loads the cross-encoder (0.3 s, mostly free of the interpreter lock) in a thread
+    beside its first turns; not a daemon, so a search that ends at once waits for it rather than tear the
+    interpreter down under onnxruntime (that crashed it). A failure is the search's to report when it needs it."""
     import threading
-    from c1.retrieval.rerankers import make_reranker
+
+    from c1.retrieval.rerankers import warm_up
+
+    if (warm := warm_up(settings.rerank)) is None:
+        return
 
     def load() -> None:
         try:
-            make_reranker(settings.rerank).score("warm up", ["warm up"])
+            warm()
         except Exception:  # noqa: BLE001 - reported by the search that needs it, as without this thread
             pass
 
