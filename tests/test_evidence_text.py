@@ -24,3 +24,27 @@ def test_a_name_mid_sentence_is_found_as_the_regex_finds_it():
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         word = rng.choice(["Ann", "Bob", "X", "Ann's"])
         assert _mid_sentence(text, word) == _by_regex(text, word), (text, word)
+
+
+def test_a_copy_of_a_pivot_gets_nothing_from_it_and_no_document_is_read_for_copies_unless_it_must_be(monkeypatch):
+    """A message filed in two folders is one message: neither copy links, back-links or bridges to the
+    other, while a document a pivot names still gets the link. Whether two documents are copies needs
+    their content words, worked out only for a document that something would reach."""
+    from c1.retrieval import evidence
+    from c1.retrieval.evidence import DocView, Ranker
+
+    text = "Alpha Band is a rock group. Its drummer later joined Beta Records in Houston. The album Gamma was recorded there."
+    docs = {
+        "a": DocView("a", "Alpha Band", [("a_0", text)]),
+        "a2": DocView("a2", "Alpha Band (copy)", [("a2_0", text)]),
+        "b": DocView("b", "Beta Records", [("b_0", "Beta Records is a label founded in Houston. It signed Alpha Band in 1990.")]),
+        "e": DocView("e", "Epsilon", [("e_0", "epsilon minutes of a quiet meeting, nothing else")]),
+    }
+    read: list[str] = []
+    make = evidence._Bodies.__missing__
+    monkeypatch.setattr(evidence._Bodies, "__missing__", lambda self, d: read.append(d) or make(self, d))
+    r = Ranker("Which label did the drummer of Alpha Band join?").rank(
+        docs, ["a", "a2", "b", "e"], {"a_0": 0.8, "a2_0": 0.79, "b_0": 0.6, "e_0": 0.1})
+    assert "a" not in r.sources["a2"] and "a2" not in r.sources["a"]
+    assert {"a", "a2"} <= r.sources["b"] and r.features["b"]["link"] > 0
+    assert "e" not in read and {"a", "a2", "b"} <= set(read)

@@ -94,6 +94,19 @@ class DocView:
     chunks: list[tuple[str, str]]
 
 
+class _Bodies(dict):
+    """A document's content words, worked out when first asked for (most documents never are: only
+    those that hold all the question's terms, and those a pivot relates to, are checked for copies)."""
+
+    def __init__(self, make):
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, d: str) -> frozenset:
+        self[d] = got = self._make(d)
+        return got
+
+
 class _Read:
     """The documents in view as :meth:`Ranker.rank` compares them: titles as written (``raw``) and as
     names (``titles``: "" for a title several documents share), each one's text in view, its normalised
@@ -105,7 +118,7 @@ class _Read:
         self.titles = {d: ("" if tx.clean_title(t) in shared else tx.clean_title(t)) for d, t in self.raw.items()}
         self.texts = {d: " ".join(t for _, t in v.chunks) for d, v in docs.items()}
         self.norms = {d: f" {ranker.normed(self.raw[d])} {ranker.normed(self.texts[d])} " for d in docs}
-        self.bodies = {d: frozenset(ranker.normed(tx.content(self.texts[d])).split()) for d in docs}
+        self.bodies = _Bodies(lambda d: frozenset(ranker.normed(tx.content(self.texts[d])).split()))
         self.whole = {d: ranker._whole(d, len(v.chunks)) for d, v in docs.items()}
 
 
@@ -286,7 +299,7 @@ class Ranker:
         top_rel = max((r for _, r in sents), default=0) or 1
         ents = [(f" {self.normed(e)} ", BRIDGE_RANK[j]) for j, e in enumerate(bridges[:BRIDGES_PER_PIVOT])]
         for d in docs:
-            if d == p or _copies(read.bodies[d], read.bodies[p]):  # itself, or a copy (a message in several folders)
+            if d == p:
                 continue
             t = linkable.get(d)
             fwd = 0.0
@@ -294,17 +307,19 @@ class Ranker:
                 for n, rel in sents:
                     if f" {t} " in f" {n} ":
                         fwd = max(fwd, 0.5 + 0.5 * rel / top_rel)
+            back = p in linkable and f" {linkable[p]} " in read.norms[d]
+            bridge = next((w for e, w in ents if e in read.norms[d]), None)
+            if not (fwd or back or bridge is not None) or _copies(read.bodies[d], read.bodies[p]):
+                continue  # nothing from this pivot, or a copy of it (a message in several folders)
             f = feats[d]
             f["link"] = max(f["link"], strength * fwd)
             related = strength * fwd > 0
-            if p in linkable and f" {linkable[p]} " in read.norms[d]:
+            if back:
                 f["back"] = max(f["back"], strength)
                 related = related or strength > 0
-            for e, w in ents:
-                if e in read.norms[d]:
-                    f["bridge"] = max(f["bridge"], strength * w)
-                    related = related or strength * w > 0
-                    break
+            if bridge is not None:
+                f["bridge"] = max(f["bridge"], strength * bridge)
+                related = related or strength * bridge > 0
             if related:
                 sources[d].add(p)
 
