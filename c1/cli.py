@@ -13,15 +13,13 @@ import typer
 
 from c1 import __version__
 from c1.commands import invoke, startup
-from c1.commands.eval_group import eval_app  # the flags only: the runner loads inside the command
 from c1.commands.flags import (ChromaUrl, Collection, EmbedderOpt, EmbedModel, EmbedUrl, Home, Json, NoDaemon, Quiet,
                                agent_options, daemon_flag)
 from c1.commands.option_fields import options_from
 from c1.commands.serve_flags import ServeFlags
-from c1.commands.train_group import train_app  # the flags only: torch loads inside the command
 from c1.config import DEBOUNCE, default_text
 
-app = typer.Typer(
+_app = typer.Typer(
     name="c1",
     help="A retrieval subagent: index documents, then let an agent search them over several turns.",
     no_args_is_help=True,
@@ -38,7 +36,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@_app.callback()
 def main_callback(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
 ) -> None:
@@ -46,7 +44,7 @@ def main_callback(
 
 
 # index ---------------------------------------------------------------------------------------
-@app.command()
+@_app.command()
 def index(
     paths: Annotated[list[str], typer.Argument(help="Files and folders: txt, md, rst, html, pdf, docx, pptx, xlsx, csv, odt, ods, epub, rtf, eml, mbox, Maildir, jsonl, images.")],
     collection: Collection = None,
@@ -78,7 +76,7 @@ def index(
 
 
 # status --------------------------------------------------------------------------------------
-@app.command()
+@_app.command()
 def status(
     collection: Collection = None,
     home: Home = None,
@@ -95,7 +93,7 @@ def status(
 
 
 # rm ------------------------------------------------------------------------------------------
-@app.command()
+@_app.command()
 def rm(
     collection: Annotated[str, typer.Option("--collection", "-c", help="The collection to remove (always named: no default).")],
     home: Home = None,
@@ -110,7 +108,7 @@ def rm(
 
 
 # search --------------------------------------------------------------------------------------
-@app.command()
+@_app.command()
 @agent_options
 def search(
     query: Annotated[Optional[str], typer.Argument(help="The question (or --batch FILE).")] = None,
@@ -133,7 +131,7 @@ def search(
 
 
 # serve ---------------------------------------------------------------------------------------
-@app.command()
+@_app.command()
 @agent_options
 @options_from(ServeFlags, "flags")
 def serve(flags=None, settings=None, json_out: Json = False) -> None:
@@ -144,7 +142,7 @@ def serve(flags=None, settings=None, json_out: Json = False) -> None:
 
 
 # mcp -----------------------------------------------------------------------------------------
-@app.command()
+@_app.command()
 @agent_options
 def mcp(
     settings=None,
@@ -158,12 +156,32 @@ def mcp(
 
 
 # train, eval ---------------------------------------------------------------------------------
-app.add_typer(train_app, name="train")
-app.add_typer(eval_app, name="eval")
+def _train_app() -> typer.Typer:
+    from c1.commands.train_group import train_app  # the flags only: torch loads inside the command
+
+    return train_app
+
+
+def _eval_app() -> typer.Typer:
+    from c1.commands.eval_group import eval_app  # the flags only: the runner loads inside the command
+
+    return eval_app
+
+
+GROUPS = {"train": _train_app, "eval": _eval_app}
+"""Added when a command line names them, or asks for every command: making their options costs some
+35 ms at each start, which ``c1 search`` and the other commands do without (startup.build_only)."""
+
+
+def __getattr__(name: str):
+    if name == "app":  # the whole command tree, as scripts/gen_docs.py and the tests read it
+        startup.add_groups(_app, GROUPS)
+        return _app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # completions ---------------------------------------------------------------------------------
-@app.command()
+@_app.command()
 def completions(
     shell: Annotated[str, typer.Argument(help="bash, zsh or fish.")],
 ) -> None:
@@ -175,13 +193,14 @@ def completions(
     """
     from c1.commands.completions import run_completions
 
-    invoke.run(run_completions, app, shell)
+    startup.every_command(_app, GROUPS)  # the generator reads every command
+    invoke.run(run_completions, _app, shell)
 
 
 def main() -> None:
-    startup.build_only(app, sys.argv[1:2])
+    startup.build_only(_app, sys.argv[1:2], GROUPS)
     startup.coerce_lightly()
-    app(prog_name="c1")  # `python -m c1` too: hints and usage name the command a user types
+    _app(prog_name="c1")  # `python -m c1` too: hints and usage name the command a user types
 
 
 if __name__ == "__main__":

@@ -36,8 +36,14 @@ def same_as(cls, name: str):
 def option_of(cls, name: str):
     """The Typer option (an ``Annotated`` type) of field ``name`` of a dataclass of :func:`option` fields."""
     f = next(f for f in dataclasses.fields(cls) if f.name == name)
-    kind = typing.get_type_hints(cls)[name]
+    kind = _hints(cls)[name]
     return Annotated[kind, typer.Option(*f.metadata["flags"], help=f.metadata["help"], **f.metadata["typer"])]
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(cls) -> dict:
+    """``cls``'s field types, its string annotations evaluated once (every ``c1`` start reads them)."""
+    return typing.get_type_hints(cls)
 
 
 def options_from(cls, name: str):

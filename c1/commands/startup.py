@@ -7,31 +7,39 @@ import re
 from typing import Optional
 
 _FULL = None
-"""The app's (commands, groups) before :func:`build_only` left out all but one; None when it did not."""
+"""The app's commands before :func:`build_only` left out all but one; None when it did not."""
 
 
-def build_only(app, first: list[str]) -> None:
+def build_only(app, first: list[str], groups: dict) -> None:
     """Build only the command asked for: Typer turns the signature of every registered command into click
     parameters at each start, a cost every command pays, while ``c1 search`` needs only its own (repeated
     searches from the shell are meant to be fast; bench/startup.py; docs/benchmarks.md, "From the shell").
-    ``--help``, ``--version`` and unknown names still see every command."""
-    if not first or first[0].startswith("-"):
-        return
+    ``groups`` (name → what makes the group's Typer app) are added only where ``first`` names one of them,
+    or names no command: ``--help``, ``--version`` and unknown names still see every command."""
+    global _FULL
     from typer.main import get_command_name
 
-    commands = [c for c in app.registered_commands if (c.name or get_command_name(c.callback.__name__)) == first[0]]
-    groups = [g for g in app.registered_groups if g.name == first[0]]
-    if commands or groups:
-        global _FULL
-        _FULL = (app.registered_commands, app.registered_groups)
+    name = first[0] if first and not first[0].startswith("-") else None
+    commands = [c for c in app.registered_commands if (c.name or get_command_name(c.callback.__name__)) == name]
+    if commands or name in groups:
+        _FULL = app.registered_commands
         app.registered_commands = commands
-        app.registered_groups = groups
+    add_groups(app, {name: groups[name]} if name in groups else {} if commands else groups)
 
 
-def every_command(app) -> None:
-    """Give the app back every command :func:`build_only` left out (the completion generator reads them all)."""
+def add_groups(app, groups: dict) -> None:
+    """Add each of ``groups`` (name → what makes its Typer app) that ``app`` does not have yet."""
+    have = {g.name for g in app.registered_groups}
+    for name, make in groups.items():
+        if name not in have:
+            app.add_typer(make(), name=name)
+
+
+def every_command(app, groups: dict) -> None:
+    """Give the app every command and group :func:`build_only` left out (the completion generator reads them all)."""
     if _FULL is not None:
-        app.registered_commands, app.registered_groups = _FULL
+        app.registered_commands = _FULL
+    add_groups(app, groups)
 
 
 _INT = re.compile(r"-?[0-9]+")
