@@ -48,3 +48,19 @@ def test_a_copy_of_a_pivot_gets_nothing_from_it_and_no_document_is_read_for_copi
     assert "a" not in r.sources["a2"] and "a2" not in r.sources["a"]
     assert {"a", "a2"} <= r.sources["b"] and r.features["b"]["link"] > 0
     assert "e" not in read and {"a", "a2", "b"} <= set(read)
+
+
+def test_a_documents_first_names_are_its_chunks_first_names_together():
+    """A pivot's bare first names are read chunk by chunk and remembered (its bridges are read again at
+    each turn that shows one more chunk): the same names as read from the chunks' content joined,
+    since neither a capitalised name nor a greeting line runs on past a line's end."""
+    from c1.retrieval.bridges import _first_names
+    from c1.retrieval.text import bare_first_names
+
+    rng = random.Random(11)
+    pieces = ["Tom", "Tom Alonso", "Hi Zoë,", "Thanks, Tom", "Mery", "the deal", "\n", " ", "Enron Corp", ",", "1999",
+              "Dear Ann", "of", "Bob", "Regards,\nBob Smith", "\n\n", "signed by", "Ann"]
+    for _ in range(3000):
+        contents = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))).strip("\n")
+                    for _ in range(rng.randint(1, 4))]
+        assert set().union(*map(_first_names, contents)) == bare_first_names("\n".join(contents)), contents

@@ -3,9 +3,11 @@ document ("... in the autonomous community of Murcia")."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from c1.retrieval import text as tx
+from c1.retrieval.memo import TEXTS
 from c1.retrieval.question_terms import RARE_SHARE
 from c1.retrieval.terms import STOPWORDS
 
@@ -19,8 +21,10 @@ def bridges(ranker, doc, title: str) -> list[str]:
     :class:`c1.retrieval.evidence.Ranker`; ``doc``: a ``DocView``; ``title``: its title as a name)."""
     q_lower = ranker.asked.text.lower()
     terms = set(ranker.asked.terms)
-    body = "\n".join(tx.content(t) for _, t in doc.chunks)
-    firsts = tx.bare_first_names(body)
+    contents = [tx.content(t) for _, t in doc.chunks]
+    body = "\n".join(contents)
+    firsts = set().union(*map(_first_names, contents))  # a name or a line never spans two chunks' content
+    mid: dict[str, bool] = {}
     scored: dict[str, float] = {}
     pos = 0
     for _, text in doc.chunks:
@@ -35,7 +39,9 @@ def bridges(ranker, doc, title: str) -> list[str]:
                 n = ranker.normed(ent)
                 if not n or n == title or n in title or n in STOPWORDS:
                     continue
-                if " " not in ent and (ent in firsts or not _mid_sentence(body, ent)):
+                if " " not in ent and ent not in firsts and ent not in mid:
+                    mid[ent] = _mid_sentence(body, ent)
+                if " " not in ent and (ent in firsts or not mid[ent]):
                     continue
                 score = rel - 0.1 * pos
                 if score > scored.get(ent, -1e9):
@@ -47,6 +53,13 @@ def bridges(ranker, doc, title: str) -> list[str]:
     # not a colleague's first name in a mailbox
     out = [e for e in picks[: 4 * BRIDGES_PER_PIVOT] if not ranker.common(e, RARE_SHARE)][:BRIDGES_PER_PIVOT + 1]
     return out
+
+
+@functools.lru_cache(maxsize=TEXTS)
+def _first_names(content: str) -> frozenset[str]:
+    """:func:`c1.retrieval.text.bare_first_names` of one chunk's content, remembered: a pivot's bridges are
+    read again at every turn that shows one more of its chunks."""
+    return frozenset(tx.bare_first_names(content))
 
 
 _BEFORE_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789,;:)")
