@@ -45,6 +45,7 @@ alone and cannot see that the one an answer puts first is what a known-item ques
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -52,6 +53,7 @@ from dataclasses import dataclass
 
 from c1.retrieval.bridges import BRIDGES_PER_PIVOT, bridges
 from c1.retrieval.confidence import needed_offset
+from c1.retrieval.memo import TEXTS
 from c1.retrieval.question_terms import question_terms
 from c1.retrieval.ranking import SUPPORTED_SIM, Ranking
 from c1.retrieval.terms import STOPWORDS
@@ -94,9 +96,15 @@ class DocView:
     chunks: list[tuple[str, str]]
 
 
+@functools.lru_cache(maxsize=TEXTS)
+def _words(normed: str) -> frozenset[str]:
+    return frozenset(normed.split())
+
+
 class _Bodies(dict):
-    """A document's content words, worked out when first asked for (most documents never are: only
-    those that hold all the question's terms, and those a pivot relates to, are checked for copies)."""
+    """A document's content words (its chunks' content lines', chunk by chunk: each chunk's are
+    remembered), worked out when first asked for (most documents never are: only those that hold all
+    the question's terms, and those a pivot relates to, are checked for copies)."""
 
     def __init__(self, make):
         super().__init__()
@@ -118,7 +126,7 @@ class _Read:
         self.titles = {d: ("" if tx.clean_title(t) in shared else tx.clean_title(t)) for d, t in self.raw.items()}
         self.texts = {d: " ".join(t for _, t in v.chunks) for d, v in docs.items()}
         self.norms = {d: f" {ranker.normed(self.raw[d])} {ranker.normed(self.texts[d])} " for d in docs}
-        self.bodies = _Bodies(lambda d: frozenset(ranker.normed(tx.content(self.texts[d])).split()))
+        self.bodies = _Bodies(lambda d: frozenset().union(*(_words(ranker.normed(tx.content(t))) for _, t in docs[d].chunks)))
         self.whole = {d: ranker._whole(d, len(v.chunks)) for d, v in docs.items()}
 
 
