@@ -162,6 +162,22 @@ def test_a_tool_message_is_counted_from_its_chunks_counts_exactly_as_harmony_ren
     assert Context().message_tokens(wrong) > 1000  # the chunk's own count is used, not counted again
 
 
+def test_a_text_counted_line_by_line_counts_as_a_whole():
+    """A chunk's count is added up from its lines, each remembered (a chunk is shown again by the next
+    question and run): only where no o200k piece crosses a line's end, so the sum is the whole's count,
+    whatever the lines hold (punctuation before the newline, "/" or spaces after it, digits, CJK, tags)."""
+    import random
+
+    from c1.tokens import count_lines, count_tokens
+
+    rng = random.Random(5)
+    pieces = ["\n", "\n\n", "/", " ", "\t", "word", "Word", ".", ">", "<chunk id=\"a\">", "</chunk>", "2024", "1,234",
+              "合同终止", "é", "\u00a0", "'s", "--", "•", "(a)", "#", "*", "\r\n", "😀", "<|end|>"]
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        assert count_lines(text) == count_tokens(text), repr(text)
+
+
 def test_the_server_count_corrects_an_offset_not_a_factor(corpus):
     """A template that adds 900 tokens: after three 2k-token searches the harness must still agree
     with the server (it used to multiply the first turn's ratio into every later count)."""

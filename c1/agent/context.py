@@ -21,7 +21,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 
 from c1.config import DEFAULT_BUDGET
-from c1.tokens import count_tokens
+from c1.tokens import count_lines, count_tokens
 
 USAGE_RESERVE = 48
 """Tokens kept free for the ``[Token usage: …]`` line the loop appends after every turn."""
@@ -149,7 +149,7 @@ class Context:
     @staticmethod
     def count(text: str) -> int:
         """Tokens of a piece of text (a chunk as rendered), in the context's unit."""
-        return count_tokens(text)
+        return count_lines(text)
 
     def counted(self) -> int:
         """Our count of the request that would be sent now (no offset)."""
