@@ -76,7 +76,8 @@ def warm_main() -> None:
     from dataclasses import replace
 
     from c1.config import load_settings
-    from c1.service.search_service import Corpora, load_models, search_here
+    from c1.service.models import load_models
+    from c1.service.search_service import Corpora, search_here
 
     home, questions = sys.argv[1], json.loads(sys.argv[2])
     base = load_settings().with_flags(home=home)

@@ -121,26 +121,33 @@ def test_a_named_server_that_does_not_answer_is_said_for_the_batch_as_for_one_se
 
 
 @pytest.mark.slow
-def test_a_search_of_its_own_loads_the_cross_encoder_in_a_thread_beside_its_first_turns(home, questions, monkeypatch):
-    """A cold `c1 search --no-daemon` loaded the cross-encoder only when its first read or its passages asked
-    for it; a thread now loads it once the collection is open (0.1-0.2 s of a cold search, docs/performance.md).
-    Not under --rerank off, and the answer is the one the search gives without the thread."""
+def test_a_search_of_its_own_loads_its_models_in_a_thread_beside_its_first_turns(home, questions, monkeypatch):
+    """A cold `c1 search --no-daemon` loaded the embedder when its first turn embedded the question (after
+    the o200k encoding, which holds the interpreter lock) and the cross-encoder when its first read or its
+    passages asked for it; a thread now loads both once the collection is open (docs/performance.md).
+    Not the cross-encoder under --rerank off, and the answer is the one the search gives without the thread."""
     import threading
 
     from c1.retrieval import rerankers
+    from c1.store.embedders import OnnxEmbedder
 
-    real = rerankers.make_reranker
+    real, embed = rerankers.make_reranker, OnnxEmbedder.embed_queries
     callers: list[tuple[str, str]] = []
 
     def spy(setting, *args, **kwargs):
         callers.append((threading.current_thread().name, setting))
         return real(setting, *args, **kwargs)
 
+    def embedding(self, texts):
+        callers.append((threading.current_thread().name, "embed " + texts[0]))
+        return embed(self, texts)
+
     monkeypatch.setattr(rerankers, "make_reranker", spy)
+    monkeypatch.setattr(OnnxEmbedder, "embed_queries", embedding)
     got = one_search(home, questions[0])
-    assert callers and callers[0] == ("c1-load-reranker", "auto"), callers
+    assert [c for c in callers if c[0] == "c1-load-models"] == [("c1-load-models", "embed warm up"), ("c1-load-models", "auto")], callers
     callers.clear()
     one_search(home, questions[0], rerank="off")
-    assert not any(name == "c1-load-reranker" for name, _ in callers), callers
-    monkeypatch.setattr("c1.service.search_service._load_reranker_aside", lambda settings: None)
+    assert [c for c in callers if c[0] == "c1-load-models"] == [("c1-load-models", "embed warm up")], callers
+    monkeypatch.setattr("c1.service.models.load_models_aside", lambda settings: None)
     assert untimed(one_search(home, questions[0])) == untimed(got)

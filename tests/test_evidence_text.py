@@ -30,7 +30,7 @@ def test_a_copy_of_a_pivot_gets_nothing_from_it_and_no_document_is_read_for_copi
     """A message filed in two folders is one message: neither copy links, back-links or bridges to the
     other, while a document a pivot names still gets the link. Whether two documents are copies needs
     their content words, worked out only for a document that something would reach."""
-    from c1.retrieval import evidence
+    from c1.retrieval import in_view
     from c1.retrieval.evidence import DocView, Ranker
 
     text = "Alpha Band is a rock group. Its drummer later joined Beta Records in Houston. The album Gamma was recorded there."
@@ -41,8 +41,8 @@ def test_a_copy_of_a_pivot_gets_nothing_from_it_and_no_document_is_read_for_copi
         "e": DocView("e", "Epsilon", [("e_0", "epsilon minutes of a quiet meeting, nothing else")]),
     }
     read: list[str] = []
-    make = evidence._Bodies.__missing__
-    monkeypatch.setattr(evidence._Bodies, "__missing__", lambda self, d: read.append(d) or make(self, d))
+    make = in_view.Bodies.__missing__
+    monkeypatch.setattr(in_view.Bodies, "__missing__", lambda self, d: read.append(d) or make(self, d))
     r = Ranker("Which label did the drummer of Alpha Band join?").rank(
         docs, ["a", "a2", "b", "e"], {"a_0": 0.8, "a2_0": 0.79, "b_0": 0.6, "e_0": 0.1})
     assert "a" not in r.sources["a2"] and "a2" not in r.sources["a"]

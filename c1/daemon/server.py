@@ -26,7 +26,8 @@ from pathlib import Path
 
 from c1.daemon import protocol
 from c1.errors import C1Error
-from c1.service.search_service import LOAD_IMPORTS, Corpora, StatusRows, load_models, search_here
+from c1.service.models import load_models
+from c1.service.search_service import LOAD_IMPORTS, Corpora, StatusRows, search_here
 
 MAX_CORPORA = 4
 """Collections kept open at once (least recently used dropped first)."""
@@ -42,7 +43,7 @@ WARM_IMPORTS = (
 numpy (or chromadb, which imports it) at once can leave one with ``ImportError: ... partially
 initialized module``: so requests wait until these are in ``sys.modules`` (:attr:`Resident.imported`).
 The first ones (:data:`c1.service.search_service.LOAD_IMPORTS`) are what the models need: once they are imported, a
-second thread loads the models (:func:`c1.service.search_service.load_models`, which imports nothing) while this one
+second thread loads the models (:func:`c1.service.models.load_models`, which imports nothing) while this one
 imports chromadb and the rest."""
 
 
@@ -167,7 +168,7 @@ class Resident:
             log(f"no vector snapshot of {corpus.settings.collection!r}: {type(exc).__name__}: {exc}")
 
     def _load(self) -> None:
-        """The models of a search of this home's default collection (:func:`c1.service.search_service.load_models`)."""
+        """The models of a search of this home's default collection (:func:`c1.service.models.load_models`)."""
         try:
             from c1.config import load_settings
 

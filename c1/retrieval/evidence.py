@@ -45,15 +45,13 @@ alone and cannot see that the one an answer puts first is what a known-item ques
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 from c1.retrieval.bridges import BRIDGES_PER_PIVOT, bridges
 from c1.retrieval.confidence import needed_offset
-from c1.retrieval.memo import TEXTS
+from c1.retrieval.in_view import InView
 from c1.retrieval.question_terms import question_terms
 from c1.retrieval.ranking import SUPPORTED_SIM, Ranking
 from c1.retrieval.terms import STOPWORDS
@@ -94,40 +92,6 @@ class DocView:
     doc_id: str
     title: str
     chunks: list[tuple[str, str]]
-
-
-@functools.lru_cache(maxsize=TEXTS)
-def _words(normed: str) -> frozenset[str]:
-    return frozenset(normed.split())
-
-
-class _Bodies(dict):
-    """A document's content words (its chunks' content lines', chunk by chunk: each chunk's are
-    remembered), worked out when first asked for (most documents never are: only those that hold all
-    the question's terms, and those a pivot relates to, are checked for copies)."""
-
-    def __init__(self, make):
-        super().__init__()
-        self._make = make
-
-    def __missing__(self, d: str) -> frozenset:
-        self[d] = got = self._make(d)
-        return got
-
-
-class _Read:
-    """The documents in view as :meth:`Ranker.rank` compares them: titles as written (``raw``) and as
-    names (``titles``: "" for a title several documents share), each one's text in view, its normalised
-    form with its title (``norms``), its content words (``bodies``) and whether all of it is in view."""
-
-    def __init__(self, ranker: "Ranker", docs: dict[str, DocView]):
-        self.raw = {d: v.title or "" for d, v in docs.items()}
-        shared = {tx.clean_title(t) for t, n in Counter(self.raw.values()).items() if n > 1}
-        self.titles = {d: ("" if tx.clean_title(t) in shared else tx.clean_title(t)) for d, t in self.raw.items()}
-        self.texts = {d: " ".join(t for _, t in v.chunks) for d, v in docs.items()}
-        self.norms = {d: f" {ranker.normed(self.raw[d])} {ranker.normed(self.texts[d])} " for d in docs}
-        self.bodies = _Bodies(lambda d: frozenset().union(*(_words(ranker.normed(tx.content(t))) for _, t in docs[d].chunks)))
-        self.whole = {d: ranker._whole(d, len(v.chunks)) for d, v in docs.items()}
 
 
 class Ranker:
@@ -220,13 +184,13 @@ class Ranker:
         ``qsim``: each chunk's similarity to the question. Each document's own features first
         (:meth:`_own_features`), then the links, back-links and bridges from the best of them
         (:meth:`_linked`), which can lift others."""
-        read = _Read(self, docs)
+        read = InView(self, docs)
         feats = self._own_features(docs, own, qsim, read)
         scores, pivots, bridges, sources = self._linked(docs, feats, read)
         return self._ranking(scores, feats, pivots, bridges, sources)
 
     def _own_features(self, docs: dict[str, DocView], own: list[str], qsim: dict[str, float],
-                      read: "_Read") -> dict[str, dict[str, float]]:
+                      read: "InView") -> dict[str, dict[str, float]]:
         """Each document's features by itself: its similarity, its place in the question's own search, the
         names, rare terms, phrases and keywords of the question it holds, its identity evidence."""
         asked = self.asked
@@ -269,7 +233,7 @@ class Ranker:
             f["support"] = support
         return feats
 
-    def _linked(self, docs: dict[str, DocView], feats: dict[str, dict[str, float]], read: "_Read"):
+    def _linked(self, docs: dict[str, DocView], feats: dict[str, dict[str, float]], read: "InView"):
         """The documents' scores with the links, back-links and bridges from the pivots (the best three by
         their own features, and those the question names), twice: from the first pivots, then from the
         documents those links lifted. Returns (scores, pivots, bridges of each pivot, each document's
@@ -297,7 +261,7 @@ class Ranker:
             pivots += lifted
         return scores, pivots, bridges, sources
 
-    def _from_pivot(self, docs: dict[str, DocView], feats: dict[str, dict[str, float]], read: "_Read",
+    def _from_pivot(self, docs: dict[str, DocView], feats: dict[str, dict[str, float]], read: "InView",
                     linkable: dict[str, str], p: str, i: int, bridges: list[str], sources: dict[str, set]) -> None:
         """What pivot ``p`` (the ``i``-th) gives each other document: a link where its sentences mention the
         document's title, a back-link where the document mentions the pivot's, a bridge where the document

@@ -166,54 +166,10 @@ class Corpora:
 
 LOAD_IMPORTS = ("numpy", "onnxruntime", "tokenizers", "openai_harmony", "c1.pinned", "c1.tokens", "c1.store.embedders",
                 "c1.retrieval.rerankers")
-"""What :func:`load_models` needs, imported before it runs in a thread of its own (the resident process's
+"""What :func:`c1.service.models.load_models` needs, imported before it runs in a thread of its own (the resident process's
 warm-up, c1/daemon/server.py): it then imports nothing, so it never imports at the same time as the
 thread that imports chromadb (two threads importing numpy at once can fail with 'partially initialized
 module'; a test checks that it imports nothing)."""
-
-
-def load_models(settings: Settings, embedder) -> list[str]:
-    """Load what a first search of ``settings`` needs besides the collection, as a later search finds it
-    loaded: the built-in embedder's ONNX session and a first embedding, the cross-encoder's session where
-    ``--rerank`` may use it, the o200k encoding that counts the context. Each is loaded once per process
-    (the search then uses these very objects); what failed is returned, and the search that needs it
-    reports it as it would have."""
-    from c1.store.embedders import OnnxEmbedder
-    from c1.retrieval.rerankers import warm_up
-    from c1.tokens import encoding
-
-    steps = [lambda: encoding().encode("warm up", disallowed_special=())]
-    if isinstance(embedder, OnnxEmbedder):  # a server's embedder is not called ahead of a question
-        steps.insert(0, lambda: embedder.embed_queries(["warm up"]))
-    if (warm := warm_up(settings.rerank)) is not None:
-        steps.insert(1, warm)
-    problems = []
-    for step in steps:
-        try:
-            step()
-        except Exception as exc:  # noqa: BLE001 - the search reports it (EmbedderError, TokenizerError, ...)
-            problems.append(f"{type(exc).__name__}: {exc}")
-    return problems
-
-
-def _load_reranker_aside(settings: Settings) -> None:
-    """A ``--no-daemon`` search loads the cross-encoder (0.3 s, mostly free of the interpreter lock) in a thread
-    beside its first turns; not a daemon, so a search that ends at once waits for it rather than tear the
-    interpreter down under onnxruntime (that crashed it). A failure is the search's to report when it needs it."""
-    import threading
-
-    from c1.retrieval.rerankers import warm_up
-
-    if (warm := warm_up(settings.rerank)) is None:
-        return
-
-    def load() -> None:
-        try:
-            warm()
-        except Exception:  # noqa: BLE001 - reported by the search that needs it, as without this thread
-            pass
-
-    threading.Thread(target=load, name="c1-load-reranker").start()
 
 
 def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=None):
@@ -223,11 +179,11 @@ def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=N
     from c1.retrieval.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.search import search_with
+    from c1.service.models import load_models_aside
 
     own = corpus is None
     if own:
-        corpus = Corpus(settings)  # first: when the collection cannot be opened, that is the one line printed
-        _load_reranker_aside(settings)
+        corpus = Corpus(settings, load_models_aside(settings))  # its error is the one line printed
     try:
         choice = choose_policy(settings)
         on_open(choice.note, choice.warning, list(corpus.warnings))

@@ -1,0 +1,44 @@
+"""The documents a run holds, read once for each ranking of them (:class:`InView`)."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+
+from c1.retrieval import text as tx
+from c1.retrieval.memo import TEXTS
+
+
+@functools.lru_cache(maxsize=TEXTS)
+def _words(normed: str) -> frozenset[str]:
+    return frozenset(normed.split())
+
+
+class Bodies(dict):
+    """A document's content words (its chunks' content lines', chunk by chunk: each chunk's are
+    remembered), worked out when first asked for (most documents never are: only those that hold all
+    the question's terms, and those a pivot relates to, are checked for copies)."""
+
+    def __init__(self, make):
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, d: str) -> frozenset:
+        self[d] = got = self._make(d)
+        return got
+
+
+class InView:
+    """The documents in view as :meth:`c1.retrieval.evidence.Ranker.rank` compares them (``ranker``: that
+    Ranker, for its normal forms; ``docs``: document id → ``DocView``): titles as written (``raw``) and as
+    names (``titles``: "" for a title several documents share), each one's text in view, its normalised
+    form with its title (``norms``), its content words (``bodies``) and whether all of it is in view."""
+
+    def __init__(self, ranker, docs: dict):
+        self.raw = {d: v.title or "" for d, v in docs.items()}
+        shared = {tx.clean_title(t) for t, n in Counter(self.raw.values()).items() if n > 1}
+        self.titles = {d: ("" if tx.clean_title(t) in shared else tx.clean_title(t)) for d, t in self.raw.items()}
+        self.texts = {d: " ".join(t for _, t in v.chunks) for d, v in docs.items()}
+        self.norms = {d: f" {ranker.normed(self.raw[d])} {ranker.normed(self.texts[d])} " for d in docs}
+        self.bodies = Bodies(lambda d: frozenset().union(*(_words(ranker.normed(tx.content(t))) for _, t in docs[d].chunks)))
+        self.whole = {d: ranker._whole(d, len(v.chunks)) for d, v in docs.items()}
