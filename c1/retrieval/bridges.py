@@ -11,7 +11,10 @@ from c1.retrieval.memo import TEXTS
 from c1.retrieval.question_terms import RARE_SHARE
 from c1.retrieval.terms import STOPWORDS
 
-BRIDGES_PER_PIVOT = 3
+BRIDGE_RANK = (1.0, 0.6, 0.4)
+"""What a pivot's first, second and third bridge weigh as a link to a document that holds it; a pivot's
+bridges are as many as these weights."""
+BRIDGES_PER_PIVOT = len(BRIDGE_RANK)
 
 
 def bridges(ranker, doc, title: str) -> list[str]:

@@ -49,7 +49,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from c1.retrieval.bridges import BRIDGES_PER_PIVOT, bridges
+from c1.retrieval.bridges import BRIDGE_RANK, bridges
 from c1.retrieval.confidence import needed_offset
 from c1.retrieval.in_view import InView
 from c1.retrieval.question_terms import question_terms
@@ -84,7 +84,8 @@ is named by it, holds a phrase it quotes or all its rare terms: at most ``UNSUPP
 documents are returned for it (each embedder's value and how it was measured: c1/store/embedders.py)."""
 PIVOT_SIM = (0.25, 0.55)
 """A pivot's similarity to the question from which its links count nothing, and fully."""
-BRIDGE_RANK = (1.0, 0.6, 0.4)
+
+
 @dataclass
 class DocView:
     """What a run holds of one document: its title and visible chunks (id, text)."""
@@ -269,7 +270,7 @@ class Ranker:
         strength = (1.0 if feats[p]["named"] or i == 0 else 0.6) * self._quality(feats[p])
         sents = [u for c, t in docs[p].chunks for u in self.units(c, t)]
         top_rel = max((r for _, r in sents), default=0) or 1
-        ents = [(f" {self.normed(e)} ", BRIDGE_RANK[j]) for j, e in enumerate(bridges[:BRIDGES_PER_PIVOT])]
+        ents = [(f" {self.normed(e)} ", w) for w, e in zip(BRIDGE_RANK, bridges)]
         for d in docs:
             if d == p:
                 continue

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from c1.retrieval.terms import STOPWORDS
 
 W_NAME = 2.0
-W_PERIOD = 1.0
+"""What the question's names weigh beside its years and quarters (which weigh 1): a match is a share of the
+weights of what tells the documents apart, so only this ratio counts."""
 
 _POSSESSIVE = re.compile(r"['’]s$")
 _TOKEN = re.compile(r"[^\W_]+(?:[&'’][^\W_]+)*")
@@ -219,7 +220,7 @@ def evidence(question: Asked, identities: dict[str, Identity], rarity=None) -> d
         got = {d: float(i.has_name(phrase, acronym)) for d, i in identities.items()}
         parts.append((W_NAME * w / total_w, _singles_out(sum(got.values()), n), got))
     if question.years or question.quarters:
-        parts.append((W_PERIOD, 1.0, {d: _period(question, i) for d, i in identities.items()}))
+        parts.append((1.0, 1.0, {d: _period(question, i) for d, i in identities.items()}))
     total = 0.0
     for weight, share, got in parts:
         values = set(got.values())

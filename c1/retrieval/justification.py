@@ -13,13 +13,14 @@ def justify(ranker, doc, qsim: dict[str, float], ranking=None) -> str:
     its rarity in the corpus (and, for a document a bridge brought in, the bridge's name), best chunk
     first on ties; never a header, greeting, signature or separator, and a sentence that many chunks
     hold word for word (a mailing list's footer, a disclaimer) is boilerplate, passed over."""
+    from c1.retrieval.bridges import BRIDGES_PER_PIVOT
     from c1.retrieval.terms import content_terms
     from c1.store.lexical import stems
 
     weights = dict(ranker.asked.weights)
     if ranking is not None and ranking.features.get(doc.doc_id, {}).get("bridge"):
         for p in ranking.pivots:
-            for e in ranking.bridges.get(p, [])[:3]:
+            for e in ranking.bridges.get(p, [])[:BRIDGES_PER_PIVOT]:
                 for w in content_terms(e):
                     weights.setdefault(w, 1.0)
     wanted = {(stems(t) or [t])[0]: w for t, w in weights.items()}
