@@ -32,12 +32,10 @@ def bridges(ranker, doc, title: str) -> list[str]:
     pos = 0
     for _, text in doc.chunks:
         for s, e in tx.units(text):
-            sent = text[s:e]
-            words = set(re.findall(r"[\w']+", sent.lower()))
+            words, names = _read(text[s:e])
             rel = sum(1 for t in terms if t in words)
-            for ent in tx.entities(sent):
-                low = ent.lower()
-                if low in q_lower or len(ent) < 3 or tx.YEAR.match(ent) or any(w in tx.CALENDAR for w in ent.split()):
+            for ent in names:
+                if ent.lower() in q_lower:
                     continue
                 n = ranker.normed(ent)
                 if not n or n == title or n in title or n in STOPWORDS:
@@ -56,6 +54,15 @@ def bridges(ranker, doc, title: str) -> list[str]:
     # not a colleague's first name in a mailbox
     out = [e for e in picks[: 4 * BRIDGES_PER_PIVOT] if not ranker.common(e, RARE_SHARE)][:BRIDGES_PER_PIVOT + 1]
     return out
+
+
+@functools.lru_cache(maxsize=4 * TEXTS)
+def _read(sentence: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """A sentence's words (lower case) and the names in it that can be bridges whatever the question: three
+    characters at least, not a year or a date; remembered (a pivot's sentences are read at every turn)."""
+    names = tuple(e for e in tx.entities(sentence)
+                  if len(e) >= 3 and not tx.YEAR.match(e) and not any(w in tx.CALENDAR for w in e.split()))
+    return frozenset(re.findall(r"[\w']+", sentence.lower())), names
 
 
 @functools.lru_cache(maxsize=TEXTS)
