@@ -121,11 +121,12 @@ def test_a_named_server_that_does_not_answer_is_said_for_the_batch_as_for_one_se
 
 
 @pytest.mark.slow
-def test_a_search_of_its_own_loads_its_models_in_a_thread_beside_its_first_turns(home, questions, monkeypatch):
+def test_a_search_of_its_own_loads_its_models_in_a_thread_beside_its_first_turns(home, questions, monkeypatch, tmp_path):
     """A cold `c1 search --no-daemon` loaded the embedder when its first turn embedded the question (after
     the o200k encoding, which holds the interpreter lock) and the cross-encoder when its first read or its
     passages asked for it; a thread now loads both once the collection is open (docs/performance.md).
-    Not the cross-encoder under --rerank off, and the answer is the one the search gives without the thread."""
+    Not the cross-encoder under --rerank off, nothing where there is no collection (its error comes at once),
+    and the answer is the one the search gives without the thread."""
     import threading
 
     from c1.retrieval import rerankers
@@ -149,5 +150,13 @@ def test_a_search_of_its_own_loads_its_models_in_a_thread_beside_its_first_turns
     callers.clear()
     one_search(home, questions[0], rerank="off")
     assert [c for c in callers if c[0] == "c1-load-models"] == [("c1-load-models", "embed warm up")], callers
+    callers.clear()
+    from c1.config import Settings
+    from c1.errors import C1Error
+    from c1.service.search_service import search_here
+
+    with pytest.raises(C1Error, match="no index named"):  # the one line at once: no model loaded before it
+        search_here(Settings(home=tmp_path), questions[0], lambda *said: None)
+    assert callers == [], callers
     monkeypatch.setattr("c1.service.models.load_models_aside", lambda settings: None)
     assert untimed(one_search(home, questions[0])) == untimed(got)

@@ -48,9 +48,11 @@ def load_models_aside(settings: Settings):
     interpreter down under onnxruntime (that crashed it). A failure is the search's to report when it needs it."""
     import threading
 
-    from c1.store.embedders import embedder_for
+    from c1.store.embedders import embedder_for, recorded_embedder
 
     try:
+        if recorded_embedder(settings) is None:
+            return None  # no collection, or an empty or damaged one: the corpus says so at once
         embedder = embedder_for(settings)
     except Exception:  # noqa: BLE001 - the corpus reports it
         return None
