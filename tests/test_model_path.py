@@ -139,27 +139,26 @@ def test_everything_sent_is_counted_exactly_as_harmony_renders_it(corpus):
 
 
 def test_a_tool_message_is_counted_from_its_chunks_counts_exactly_as_harmony_renders_it():
-    """The chunks a tool shows were counted when shown; the message's count adds them up where no
-    token crosses a boundary (``</chunk>\n`` then ``<chunk``) and counts the rest whole: the usage
-    line's leading newline, a note, text that begins with "/" or a space, a pruned chunk."""
+    """The chunks a tool shows were counted (line by line) when shown; the message's count is its header's
+    and its text's, the text's lines found counted: the same as harmony's render whatever follows the
+    chunks (the usage line's leading newline, a note, text that begins with "/" or a space, a pruned chunk)."""
     from c1.model.harmony import count_message
-    from c1.tokens import count_tokens
+    from c1.tokens import _line_tokens
 
-    def block(text, cid=None):
-        return Block(text, cid, count_tokens(text))
-
-    chunks = [block(f'<chunk id="d_{i}" doc="d">\n{body}\n</chunk>\n', f"d_{i}")
+    chunks = [Block(f'<chunk id="d_{i}" doc="d">\n{body}\n</chunk>\n', f"d_{i}")
               for i, body in enumerate(["Neil Peart drummed for Rush.", "1976: 2112 sold\n\n", "/usr/bin and // paths"])]
     tails = [[], [Block("(document d has 9 chunk(s); 3 shown now)\n")], [Block("\n[Token usage: 9/10]")],
-             [block("/etc/passwd\n")], [block(" leading space\n"), block("\n\n\n")], [block("word"), block("s\n")]]
+             [Block("/etc/passwd\n")], [Block(" leading space\n"), Block("\n\n\n")], [Block("word"), Block("s\n")]]
     for tail in tails:
         for pruned in (set(), {"d_1"}, {"d_0", "d_1", "d_2"}):
             ctx = Context()
             ctx.pruned = set(pruned)
             m = Message("tool", chunks + tail, tool_call_id="c", name="search_corpus")
             assert ctx.message_tokens(m) == count_message(m.to_openai(ctx.pruned), "search_corpus"), (tail, pruned)
-    wrong = Message("tool", [Block(chunks[0].text, "d_0", 1000)], tool_call_id="c", name="search_corpus")
-    assert Context().message_tokens(wrong) > 1000  # the chunk's own count is used, not counted again
+    shown = [Context.count(b.text) for b in chunks]  # as the tools count a chunk they show
+    misses = _line_tokens.cache_info().misses
+    assert Context().message_tokens(Message("tool", chunks, tool_call_id="c", name="search_corpus")) > sum(shown)
+    assert _line_tokens.cache_info().misses == misses  # no line of theirs tokenized again
 
 
 def test_a_text_counted_line_by_line_counts_as_a_whole():

@@ -21,7 +21,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 
 from c1.config import DEFAULT_BUDGET
-from c1.tokens import count_lines, count_tokens
+from c1.tokens import count_lines
 
 USAGE_RESERVE = 48
 """Tokens kept free for the ``[Token usage: …]`` line the loop appends after every turn."""
@@ -33,8 +33,6 @@ MIN_REPLY = 32
 class Block:
     text: str
     chunk_id: str | None = None
-    tokens: int | None = None
-    """Its o200k tokens as text of its own, where the tool that made it counted them."""
 
 
 @dataclass
@@ -181,20 +179,18 @@ class Context:
         return hit[1]
 
     def _count(self, m: Message, tool_name: str) -> int:
-        """``m``'s tokens as harmony renders it. A tool message's chunks were counted when they were
-        shown: its count is the header's plus theirs, each boundary between two blocks that no token
-        can cross (see :func:`_segments`) once; the text around the other boundaries is counted whole."""
+        """``m``'s tokens as harmony renders it. A tool message is its header's tokens and its text's, the
+        text counted line by line (:func:`c1.tokens.count_lines`): its chunks' lines were counted when
+        they were shown, so a message is not tokenized again."""
         from c1.model import harmony
 
-        if m.role != "tool" or not isinstance(m.content, list) or not any(b.tokens is not None for b in m.content):
-            return harmony.count_message(m.to_openai(self.pruned), m.name or tool_name)
         name = m.name or tool_name
+        if m.role != "tool":
+            return harmony.count_message(m.to_openai(self.pruned), name)
         header = self._headers.get(name)
         if header is None:
             header = self._headers[name] = harmony.count_message({"role": "tool", "content": "", "name": name}, name)
-        visible = [b for b in m.content if b.chunk_id is None or b.chunk_id not in self.pruned]
-        return header + sum(seg[0].tokens if len(seg) == 1 and seg[0].tokens is not None
-                            else count_tokens("".join(b.text for b in seg)) for seg in _segments(visible))
+        return header + count_lines(m.text(self.pruned))
 
     def _key(self, m: Message) -> tuple:
         """What a message's count depends on: its blocks, which of them are pruned, its reasoning and calls."""
@@ -247,16 +243,3 @@ class Context:
             line += f" Context is past {self.soft_limit} tokens: prune chunks you no longer need, or finish."
         return line
 
-
-def _segments(blocks: list[Block]) -> list[list[Block]]:
-    """``blocks`` in runs whose tokens add up: o200k splits text into pieces before it merges
-    bytes, and no piece goes on past a newline into a character that is neither white space nor
-    "/" (a chunk ends in ``</chunk>\n``, the next begins ``<chunk``). Any other boundary (the usage
-    line's leading newline) keeps its blocks in one run, counted whole."""
-    runs: list[list[Block]] = []
-    for b in blocks:
-        if runs and not (runs[-1][-1].text.endswith("\n") and b.text[:1] and not b.text[0].isspace() and b.text[0] != "/"):
-            runs[-1].append(b)
-        else:
-            runs.append([b])
-    return runs

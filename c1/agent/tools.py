@@ -210,7 +210,7 @@ class Tools:
                     break
                 continue  # a single chunk larger than the budget: try a smaller one
             spent += cost
-            blocks.append(Block(text, chunk.id, cost))
+            blocks.append(Block(text, chunk.id))
             refs.append(ChunkRef(chunk.id, chunk.doc_id, doc.title, score, chunk.page, cost))
             self.context.note_shown(Shown(chunk.id, chunk.doc_id, doc.title, chunk.text, score, self.turn, cost))
         self._spent += spent
