@@ -623,7 +623,7 @@ def test_loading_the_models_ahead_imports_nothing(tmp_path):
     code = (
         "import importlib, json, sys\n"
         "from pathlib import Path\n"
-        "from c1.service.models import load_models\nfrom c1.service.search_service import LOAD_IMPORTS\n"
+        "from c1.service.models import LOAD_IMPORTS, load_models\n"
         "for name in LOAD_IMPORTS: importlib.import_module(name)\n"
         "from c1.config import Settings\n"
         "from c1.store.embedders import make_embedder\n"

@@ -24,7 +24,10 @@ def build_only(app, first: list[str], groups: dict) -> None:
     if commands or name in groups:
         _FULL = app.registered_commands
         app.registered_commands = commands
-    add_groups(app, {name: groups[name]} if name in groups else {} if commands else groups)
+    if name in groups:
+        add_groups(app, {name: groups[name]})
+    elif not commands:
+        add_groups(app, groups)
 
 
 def add_groups(app, groups: dict) -> None:

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from c1.daemon import protocol
 from c1.errors import C1Error
-from c1.service.models import load_models
-from c1.service.search_service import LOAD_IMPORTS, Corpora, StatusRows, search_here
+from c1.service.models import LOAD_IMPORTS, load_models
+from c1.service.search_service import Corpora, StatusRows, search_here
 
 MAX_CORPORA = 4
 """Collections kept open at once (least recently used dropped first)."""
@@ -42,7 +42,7 @@ WARM_IMPORTS = (
 """What the warm-up thread imports before any request may import anything. Two threads importing
 numpy (or chromadb, which imports it) at once can leave one with ``ImportError: ... partially
 initialized module``: so requests wait until these are in ``sys.modules`` (:attr:`Resident.imported`).
-The first ones (:data:`c1.service.search_service.LOAD_IMPORTS`) are what the models need: once they are imported, a
+The first ones (:data:`c1.service.models.LOAD_IMPORTS`) are what the models need: once they are imported, a
 second thread loads the models (:func:`c1.service.models.load_models`, which imports nothing) while this one
 imports chromadb and the rest."""
 

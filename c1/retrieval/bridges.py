@@ -27,7 +27,7 @@ def bridges(ranker, doc, title: str) -> list[str]:
     contents = [tx.content(t) for _, t in doc.chunks]
     body = "\n".join(contents)
     firsts = set().union(*map(_first_names, contents))  # a name or a line never spans two chunks' content
-    mid: dict[str, bool] = {}
+    mid = functools.cache(functools.partial(_mid_sentence, body))  # a name asked about once a reading
     scored: dict[str, float] = {}
     pos = 0
     for _, text in doc.chunks:
@@ -40,9 +40,7 @@ def bridges(ranker, doc, title: str) -> list[str]:
                 n = ranker.normed(ent)
                 if not n or n == title or n in title or n in STOPWORDS:
                     continue
-                if " " not in ent and ent not in firsts and ent not in mid:
-                    mid[ent] = _mid_sentence(body, ent)
-                if " " not in ent and (ent in firsts or not mid[ent]):
+                if " " not in ent and (ent in firsts or not mid(ent)):
                     continue
                 score = rel - 0.1 * pos
                 if score > scored.get(ent, -1e9):

@@ -35,12 +35,12 @@ def justify(ranker, doc, qsim: dict[str, float], ranking=None) -> str:
             hit = sum(w for t, w in wanted.items() if t in have)
             n_words = sx.words(unit)
             fit = hit + 0.1 * qsim.get(cid, 0.0) + min(n_words, 30) / 300 - (0.5 if n_words < 4 else 0.0)
-            cands.append((fit, unit, text, units, i))
+            cands.append((fit, unit, (text, units, i)))
     cands.sort(key=lambda c: -c[0])
-    for _, unit, *where in cands[:6]:
+    for _, unit, where in cands[:6]:
         if not _boilerplate(ranker.searcher, unit):
             return _shown(*where)
-    return _shown(*cands[0][2:]) if cands else ""
+    return _shown(*cands[0][2]) if cands else ""
 
 
 def _shown(text: str, units: list, i: int) -> str:

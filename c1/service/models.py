@@ -7,6 +7,13 @@ from __future__ import annotations
 
 from c1.config import Settings
 
+LOAD_IMPORTS = ("numpy", "onnxruntime", "tokenizers", "openai_harmony", "c1.pinned", "c1.tokens", "c1.store.embedders",
+                "c1.retrieval.rerankers")
+"""What :func:`load_models` needs, imported before it runs in a thread of its own (the resident process's
+warm-up, c1/daemon/server.py): it then imports nothing, so it never imports at the same time as the
+thread that imports chromadb (two threads importing numpy at once can fail with 'partially initialized
+module'; a test checks that it imports nothing)."""
+
 
 def load_models(settings: Settings, embedder) -> list[str]:
     """Load what a first search of ``settings`` needs besides the collection, as a later search finds it

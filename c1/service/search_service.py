@@ -164,14 +164,6 @@ class Corpora:
             self._open.clear()
 
 
-LOAD_IMPORTS = ("numpy", "onnxruntime", "tokenizers", "openai_harmony", "c1.pinned", "c1.tokens", "c1.store.embedders",
-                "c1.retrieval.rerankers")
-"""What :func:`c1.service.models.load_models` needs, imported before it runs in a thread of its own (the resident process's
-warm-up, c1/daemon/server.py): it then imports nothing, so it never imports at the same time as the
-thread that imports chromadb (two threads importing numpy at once can fail with 'partially initialized
-module'; a test checks that it imports nothing)."""
-
-
 def search_here(settings: Settings, query: str, on_open, on_event=None, corpus=None):
     """One search in this process: open the collection (unless given ``corpus``), choose the policy,
     tell ``on_open(policy note, policy warning, corpus warnings)``, run, and return the SearchResult. The
