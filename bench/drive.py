@@ -28,6 +28,7 @@ once, as the resident process does). The machine is shared: run it under ``nice`
 
     nice -n 10 python bench/drive.py                  # --runs 3 (index runs: --index-runs)
     nice -n 10 python bench/drive.py --profile
+    python bench/drive.py --compare 2026-12-06T01:38:28 2026-12-06T01:40:22   # two saved runs, paired
 """
 
 from __future__ import annotations
@@ -226,10 +227,43 @@ def figures(args) -> int:
     ]
     skipped = [f"{s.get('path', s)}: {s.get('reason', '')}" for s in last["skipped"]] if last["skipped"] else []
     rows += [("skipped", "; ".join(skipped)[:300] or "none")]
-    report(rows, {"bench": "drive", "runs": args.runs, "index_runs": args.index_runs,
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    report(rows, {"bench": "drive", "commit": commit, "runs": args.runs, "index_runs": args.index_runs,
                   "index": [{k: v for k, v in x.items() if k != "skipped"} for x in indexes],
                   **{k: got[k] for k in ("no_daemon", "start_resident", "warm", "again", "one", "par4", "ratio")},
                   "load_average_1m": [before, load()]})
+    return 0
+
+
+SAVED = REPO / "bench" / "out" / "drive.jsonl"
+"""Every run's JSON line (bench/report.py appends it)."""
+PAIRED = ("warm", "again", "no_daemon", "start_resident", "one", "par4")
+"""The figures whose values two runs of the bench hold in the same order (the same question, the same round)."""
+
+
+def compare(before: str, after: str) -> int:
+    """Two saved runs of bench/out/drive.jsonl (named by their ``time``), figure by figure: each value of
+    ``after`` over the same question's in ``before``, as median and geometric mean of those ratios with a
+    95 % bootstrap interval of the median (the warm questions fall in two groups, so the median of each run
+    alone moves a great deal between runs; the ratio question by question does not)."""
+    import math
+    import random
+
+    runs = {json.loads(line)["time"]: json.loads(line) for line in SAVED.open()}
+    missing = [t for t in (before, after) if t not in runs]
+    if missing:
+        raise SystemExit(f"no saved run at {', '.join(missing)} in bench/out/drive.jsonl (its 'time' fields)")
+    a, b = runs[before], runs[after]
+    rng = random.Random(0)
+    print(f"{after} ({b.get('commit', '?')}) over {before} ({a.get('commit', '?')}), question by question")
+    for key in PAIRED:
+        ratios = [y / x for x, y in zip(a.get(key, []), b.get(key, [])) if x > 0]
+        if not ratios:
+            continue
+        boot = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(2000))
+        geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        print(f"  {key:<15} n {len(ratios):>2}  median {statistics.median(ratios):.3f} "
+              f"[{boot[49]:.3f}, {boot[1949]:.3f}]  geometric mean {geo:.3f}")
     return 0
 
 
@@ -240,7 +274,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rebuild", action="store_true", help="build the folder anew")
     ap.add_argument("--build-only", action="store_true", help="build the folder and print where it is")
     ap.add_argument("--profile", action="store_true", help="where a cold and a warm search spend their time")
+    ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
+                    help="two saved runs (their 'time' in bench/out/drive.jsonl), question by question; runs nothing")
     args = ap.parse_args(argv)
+    if args.compare:
+        return compare(*args.compare)
     if args.runs < 1 or (args.index_runs is not None and args.index_runs < 1):
         ap.error("--runs and --index-runs must be at least 1")
     args.index_runs = args.index_runs or args.runs

@@ -40,3 +40,25 @@ def test_folder_holds_every_kind_and_both_links(tmp_path):
     before = os.stat(folder / "filings" / "3M_2022_10K.pdf").st_mtime_ns
     assert drive_folder.build(folder) == folder  # built once, then reused
     assert os.stat(folder / "filings" / "3M_2022_10K.pdf").st_mtime_ns == before
+
+
+def test_two_saved_runs_are_compared_question_by_question(tmp_path, monkeypatch, capsys):
+    """The warm median of one run moves a great deal between runs (its questions fall in two groups); the
+    ratio of the same question's times does not: `--compare` prints it for each paired figure."""
+    import json
+
+    from bench import drive
+
+    saved = tmp_path / "drive.jsonl"
+    before = {"time": "T1", "commit": "aaa", "warm": [1.0, 2.0, 4.0], "again": [1.0], "par4": [2.0, 2.0]}
+    after = {"time": "T2", "commit": "bbb", "warm": [0.5, 1.0, 4.0], "again": [0.25], "par4": [1.0, 3.0]}
+    saved.write_text("".join(json.dumps(r) + "\n" for r in (before, after)))
+    monkeypatch.setattr(drive, "SAVED", saved)
+    assert drive.main(["--compare", "T1", "T2"]) == 0
+    out = capsys.readouterr().out
+    assert "T2 (bbb) over T1 (aaa)" in out
+    assert "warm            n  3  median 0.500" in out and "again           n  1  median 0.250" in out
+    assert "par4            n  2  median 1.000" in out and "no_daemon" not in out
+    with pytest.raises(SystemExit, match="no saved run at T3"):
+        drive.main(["--compare", "T1", "T3"])
+
