@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How many numbers are set by hand in the ranking code (issue 30): named numeric constants (UPPER_CASE, at
-module or class level), numeric class defaults other than 0 (a dataclass's knobs), and numeric parameter
-defaults other than 0 and 1, in c1/retrieval and c1/agent/policies. Cache sizes, timeouts and retries are
+module or class level) other than 0, and numeric defaults other than 0 and 1 (a dataclass's fields, a
+function's parameters: 1 is the neutral weight or count), in c1/retrieval and c1/agent/policies. Cache sizes, timeouts and retries are
 left out: they set no ranking. Prints the count per file and the names.
 
     python bench/constants.py            # the ranking numbers
@@ -46,9 +46,10 @@ def numbers(path: Path, every: bool = False) -> list[str]:
                     if not isinstance(target, ast.Name) or not _number(st.value):
                         continue
                     name = target.id
-                    zero = isinstance(st.value, ast.Constant) and st.value.value == 0
-                    if (name.isupper() or isinstance(node, ast.ClassDef)) and not name.startswith("_") and not zero \
-                            and _kept(name, every):
+                    value = st.value.value if isinstance(st.value, ast.Constant) else None
+                    constant = name.isupper() and value != 0
+                    default = isinstance(node, ast.ClassDef) and not name.isupper() and value not in (0, 1)
+                    if (constant or default) and not name.startswith("_") and _kept(name, every):
                         out.append(name)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             a = node.args
