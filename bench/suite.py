@@ -317,6 +317,7 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
     from c1.retrieval.corpus import Corpus
     from c1.agent.policies import choose_policy
     from c1.agent.search import run_search
+    from c1.retrieval.confidence import calibration
     from c1.config import load_settings
     from c1.eval.baselines import retrieve
 
@@ -355,6 +356,7 @@ def run_case(case: Case, systems: list[str], k: int, limit: int | None, lower: b
                         "found": found(it, keys, docs, corpus), "full": gold <= set(keys),
                         "rank1": bool(keys) and keys[0] in gold, "seconds": round(seconds, 3), "returned": keys,
                         "scores": [d.get("score") for d in docs], "gold_flags": [x in gold for x in keys],
+                        **({"supported": stats["supported"], "calibration": calibration()} if "supported" in stats else {}),
                         **({"cost": _cost(stats), "stop": stats.get("stop_reasons") or []} if stats else {}),
                     })
                 print(f"  {case.kind}{suffix} {system}: {len(questions)} questions", file=sys.stderr)

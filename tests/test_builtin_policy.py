@@ -162,11 +162,19 @@ def test_question_entities_and_titles():
     assert clean_title("César Millán's dog") == "cesar millan dog"
 
 
-def test_a_nonsense_question_gets_at_most_two_documents(world):
-    """Nothing in the paragraphs supports it: the list is no longer padded to k."""
+def test_a_nonsense_question_gets_at_most_two_documents(world, monkeypatch):
+    """Nothing in the paragraphs supports it: the list is no longer padded to k, the result says so, and its
+    first document is not lifted as a supported answer's first is (here by a calibration that lifts the first
+    place by 5 logits)."""
+    from c1.retrieval import confidence
+
+    monkeypatch.setattr(confidence, "calibration", lambda: (1.0, 0.0, 5.0))
     result, titles, _ = _search(world, "quantum sourdough starters on Mars", k=5)
     assert len(titles) <= 2, titles
     assert all(0.0 <= d["score"] <= 1.0 for d in result.documents)
+    assert result.stats["supported"] is False and result.documents[0]["score"] < 0.5, result.documents
+    real, _, _ = _search(world, world[3][BRIDGE]["question"], k=5)
+    assert real.stats["supported"] is True and real.documents[0]["score"] > 0.9, real.documents
 
 
 def test_confidences_rank_the_gold_documents_first(world):

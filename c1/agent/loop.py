@@ -122,6 +122,9 @@ class Agent:
             self.ranked = self._fallback()
             if stop == "answer" and self.ranked:
                 stop = "unparsed_answer"  # the answer named no document, but the run saw some
+        supported = getattr(self.policy, "supported", None)  # what the built-in policy's evidence says of the question
+        if supported is not None:
+            self.stats["supported"] = supported()
         self.stats["seconds"] = round(time.perf_counter() - started, 3)
         self.stats["context_peak"] = ctx.peak
         self.stats["seen_chunks"] = len(ctx.shown)

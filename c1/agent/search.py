@@ -218,6 +218,8 @@ def _merge_stats(stats: list[dict], seconds: float) -> dict:
             "count_error", "seen_chunks", "cut_retries")
     out = {k: sum(s.get(k, 0) for s in stats) for k in keys}
     out["runs"] = len(stats)
+    if any("supported" in s for s in stats):
+        out["supported"] = any(s.get("supported") for s in stats)
     out["context_peak"] = max((s.get("context_peak", 0) for s in stats), default=0)
     out["tokens"] = {"prompt": out.pop("prompt_tokens"), "completion": out.pop("completion_tokens"),
                      "context_peak": out.pop("context_peak"), "counted": out.pop("counted_tokens"),

@@ -4,7 +4,14 @@ calibrated confidences (:func:`answer_confidences`)."""
 
 from __future__ import annotations
 
+import json
 import math
+from functools import lru_cache
+from pathlib import Path
+
+CALIBRATION_FILE = Path(__file__).resolve().parents[1] / "data" / "calibration.json"
+"""The answer's calibration, ``{"slope", "bias", "first"}`` (see :func:`calibrated`), written by ``python
+bench/calibration_fit.py ROWS --write`` from the development suite's answers of every kind."""
 
 
 def logistic(x: float) -> float:
@@ -35,33 +42,43 @@ def needed_offset(logits: list[float]) -> float:
     return hi
 
 
-CALIBRATION = (0.666, -0.902, 1.848)
-"""The answer's calibration, ``(slope, bias, first)``: see :func:`calibrated` (fitted by
-``python bench/calibration_fit.py`` over the development suite's kinds)."""
+@lru_cache(maxsize=1)
+def calibration() -> tuple[float, float, float]:
+    """``(slope, bias, first)`` of :data:`CALIBRATION_FILE`."""
+    from c1.errors import C1Error
+
+    try:
+        data = json.loads(CALIBRATION_FILE.read_text())
+        return float(data["slope"]), float(data["bias"]), float(data["first"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise C1Error(f"c1's calibration file {CALIBRATION_FILE} cannot be read ({exc}): reinstall c1") from None
 
 
-def calibrated(confidence: float, place: int, params: tuple[float, float, float] = CALIBRATION) -> float:
+def calibrated(confidence: float, place: int, params: tuple[float, float, float] | None = None,
+               supported: bool = True) -> float:
     """The probability that the document at ``place`` (0 = first) of an answer is needed, from the evidence
-    model's ``confidence``: ``σ(slope × logit(confidence) + bias + first × [place = 0])``. The evidence
-    model scores each document alone and was fitted on multi-hop questions; what it cannot see is that the
-    document a whole answer puts first is the one a known-item question asks for (a contract, a filing,
-    a mail: right at rank 1 for nearly every question at middling confidences; docs/relevance.md, round 5).
-    Increasing in ``confidence`` and lifting only the first place, it keeps a ranked answer's order and its
-    confidences non-increasing."""
-    slope, bias, first = params
-    return logistic(slope * logit(confidence) + bias + (first if place == 0 else 0.0))
+    model's ``confidence``: ``σ(slope × logit(confidence) + bias + first × [place = 0 and supported])``. The
+    evidence model scores each document alone and was fitted on multi-hop questions; what it cannot see is
+    that the document a whole answer puts first is the one a known-item question asks for (a contract, a
+    filing, a mail: right at rank 1 for nearly every question at middling confidences; docs/relevance.md,
+    round 5). That holds where something supports the question (``Ranking.supported``): the first place of
+    an answer to a question nothing supports is lifted no more than any other. Increasing in ``confidence``
+    and lifting only the first place, it keeps a ranked answer's order and its confidences non-increasing."""
+    slope, bias, first = params or calibration()
+    return logistic(slope * logit(confidence) + bias + (first if place == 0 and supported else 0.0))
 
 
-def uncalibrated(confidence: float, place: int, params: tuple[float, float, float] = CALIBRATION) -> float:
+def uncalibrated(confidence: float, place: int, params: tuple[float, float, float] | None = None,
+                 supported: bool = True) -> float:
     """The inverse of :func:`calibrated` (for refitting from saved answers)."""
-    slope, bias, first = params
-    return logistic((logit(confidence) - bias - (first if place == 0 else 0.0)) / slope)
+    slope, bias, first = params or calibration()
+    return logistic((logit(confidence) - bias - (first if place == 0 and supported else 0.0)) / slope)
 
 
-def answer_confidences(values: list[float]) -> list[float]:
+def answer_confidences(values: list[float], supported: bool = True) -> list[float]:
     """A ranked answer's confidences from the evidence model's: non-increasing (:func:`monotone`), then
     calibrated by place (:func:`calibrated`)."""
-    return [calibrated(v, i) for i, v in enumerate(monotone(values))]
+    return [calibrated(v, i, supported=supported) for i, v in enumerate(monotone(values))]
 
 
 def monotone(values: list[float]) -> list[float]:

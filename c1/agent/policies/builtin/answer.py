@@ -92,8 +92,8 @@ class Answering:
     def _confidences(self, ids: list[str]) -> list[float]:
         """The answer's confidences: each document's probability, made non-increasing down the answer (a
         document ranked above another is not less likely to be needed) and calibrated by its place
-        (``confidence.answer_confidences``)."""
-        return answer_confidences([self._ranking.confidence(d) for d in ids])
+        (``confidence.answer_confidences``; the first place is lifted only where something supports the question)."""
+        return answer_confidences([self._ranking.confidence(d) for d in ids], supported=self._ranking.supported())
 
     def _evidenced(self, doc_id: str) -> bool:
         """Something beyond similarity says the document belongs: the question names it, a pivot

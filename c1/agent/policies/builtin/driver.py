@@ -102,6 +102,11 @@ class BuiltinPolicy(Planning, Answering):
         reply = self._next(state)
         return self._fitted(state, reply) if reply.tool_calls else reply
 
+    def supported(self) -> bool:
+        """Whether anything the run held supports the question (``Ranking.supported``: a document it names,
+        holds its phrase, its keywords or its rare terms, or is close to it)."""
+        return bool(self._ranking and self._ranking.supported())
+
     def final(self, state: AgentState) -> list[Ranked]:
         """The answer from what the run holds, when the budget or the turns run out before it answered."""
         self._absorb(state)
