@@ -292,6 +292,23 @@ def test_a_nonsense_question_over_mail_gets_at_most_two_documents_with_the_defau
         corpus.close()
 
 
+def test_similarity_rules_out_a_question_only_on_a_scale_the_embedder_declares():
+    """A question nothing names, quotes or holds the rare terms of is unsupported when no document held is as
+    close as its embedder's ``support_sim``; an embedder that declares none (an --embed-url server) has an
+    unknown scale, and similarity alone then rules nothing out."""
+    from c1.retrieval.ranking import Ranking
+
+    feats = {"a": {"named": 0.0, "phrase": 0.0, "keywords": 0.0, "rare": 0.0, "sim": 0.5}}
+    ranking = Ranking({"a": -2.0}, feats, [], {})
+    ranking.support_sim = 0.6
+    assert not ranking.supported()
+    ranking.support_sim = 0.45
+    assert ranking.supported()
+    ranking.support_sim = None
+    assert ranking.supported()
+    assert Ranking({"a": -2.0}, feats, [], {}).support_sim is None
+
+
 def test_a_hop_that_leads_to_the_sheet_is_not_ruled_out_by_the_sheets_identity():
     """"What is the phone number of the person I met about the office move?": the contacts sheet's
     identity matches ("Phone", a column name) and the note does not; the note is still no document to

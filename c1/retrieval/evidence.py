@@ -53,7 +53,7 @@ from c1.retrieval.bridges import BRIDGE_RANK, bridges
 from c1.retrieval.confidence import needed_offset
 from c1.retrieval.in_view import InView
 from c1.retrieval.question_terms import question_terms
-from c1.retrieval.ranking import SUPPORTED_SIM, Ranking
+from c1.retrieval.ranking import Ranking
 from c1.retrieval.terms import STOPWORDS
 from c1.retrieval import text as tx
 from c1.store.ids import chunk_id
@@ -79,9 +79,9 @@ COMMON_MENTIONS = 10
 too common to be a link (:meth:`Ranker.common`)."""
 UNSUPPORTED_MAX = 2
 """A question is unsupported when no document held is closer to it than its embedder's ``support_sim``
-(``SUPPORTED_SIM`` where it declares none) and none
-is named by it, holds a phrase it quotes or all its rare terms: at most ``UNSUPPORTED_MAX``
-documents are returned for it (each embedder's value and how it was measured: c1/store/embedders.py)."""
+(never by similarity, for an embedder that declares none) and none is named by it, holds a phrase it
+quotes or all its rare terms: at most ``UNSUPPORTED_MAX`` documents are returned for it (each embedder's
+value and how it was measured: c1/store/embedders.py)."""
 PIVOT_SIM = (0.25, 0.55)
 """A pivot's similarity to the question from which its links count nothing, and fully."""
 
@@ -316,7 +316,7 @@ class Ranker:
         ranking.relational = {d: self.relational(f) for d, f in feats.items()}
         ranking.sources = sources
         ranking.quoted_missing = bool(asked.quoted) and not any(f["phrase"] for f in feats.values())
-        ranking.support_sim = getattr(getattr(self.searcher, "embedder", None), "support_sim", SUPPORTED_SIM)
+        ranking.support_sim = getattr(getattr(self.searcher, "embedder", None), "support_sim", None)
         ranking.unseen = asked.unseen
         ranking.rare_weight = self.weights.get("named", 0.0)
         ranking.written_found = any(f["phrase"] or f["keywords"] for f in feats.values())

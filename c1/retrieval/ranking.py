@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 
 from c1.retrieval.confidence import logistic
 
-SUPPORTED_SIM = 0.45
-"""The default of ``support_sim`` for an embedder that declares none (an --embed-url server)."""
 
 
 @dataclass
@@ -39,8 +37,10 @@ class Ranking:
 
     quoted_missing: bool = False
     """The question quotes a phrase that no document held holds."""
-    support_sim: float = SUPPORTED_SIM
-    """The similarity that supports a question, for the embedder that made the similarities."""
+    support_sim: float | None = None
+    """The similarity that supports a question, for the embedder that made the similarities; None for one
+    that declares none (an ``--embed-url`` server): its similarities' scale is unknown, so similarity alone
+    rules no question unsupported (a bound measured for another model would mean nothing for it)."""
     unseen: int = 0
     """The question's content words that no chunk holds (:attr:`c1.retrieval.question_terms.QuestionTerms.unseen`)."""
     rare_weight: float = 0.0
@@ -58,7 +58,7 @@ class Ranking:
     them (``miss``) is not what the question asks for."""
 
     def supported(self) -> bool:
-        """Whether anything held supports the question (see ``SUPPORTED_SIM``): a document the question
+        """Whether anything held supports the question (see ``support_sim``): a document the question
         names, or one that holds its phrase, all its keywords or all its rare terms, or that is close to it
         — unless the question quotes a phrase that nothing held holds (the words as written are what it asks)."""
         if any(f["named"] >= 1.0 or f["phrase"] for f in self.features.values()):
@@ -66,7 +66,8 @@ class Ranking:
         if self.quoted_missing:
             return False
         rare_ok = not self.unseen  # all its rare terms, of a question whose every word the corpus holds
-        return any(f["sim"] >= self.support_sim or f["keywords"] or (rare_ok and f["rare"] >= 1.0)
+        close = (lambda sim: True) if self.support_sim is None else (lambda sim: sim >= self.support_sim)
+        return any(close(f["sim"]) or f["keywords"] or (rare_ok and f["rare"] >= 1.0)
                    for f in self.features.values())
 
     def order(self) -> list[str]:
