@@ -304,9 +304,13 @@ def test_cli_search_json_end_to_end(corpus_settings, tmp_path):
     assert set(doc) >= {"id", "source_id", "title", "path", "page", "score", "justification", "chunks"}
     assert doc["source_id"] and doc["chunks"][0]["text"] and len(doc["chunks"][0]["span"]) == 2
     assert set(data["stats"]) >= {"turns", "tool_calls", "pruned", "tokens", "seconds"}
+    assert data["stats"]["supported"] is True and "nothing in the collection" not in err
     assert "built-in policy" in err
     saved = json.loads(traj.read_text())
     assert saved["trajectories"][0]["messages"][0]["role"] == "system"
+    rc, out, err = _cli("search", "quantum sourdough starters on Mars", "--json", home=settings.home)
+    assert rc == 0 and json.loads(out)["stats"]["supported"] is False and len(json.loads(out)["documents"]) <= 2
+    assert "nothing in the collection seems to answer this question" in err, err
     rc, out, _ = _cli("search", records[0]["question"], "--jsonl", "-p", "2", home=settings.home)
     lines = [json.loads(x) for x in out.splitlines()]
     assert lines[0]["event"] == "run_started" and lines[-1]["event"] == "result"

@@ -45,6 +45,8 @@ def run_search_command(settings: Settings, query: str | None, *, json_out: bool,
 
         result = search_here(settings, query, show.opened, show.event if show.consumers else None)
     show.kept(result.documents)
+    if result.documents and result.stats.get("supported") is False and not quiet:
+        note("c1: nothing in the collection seems to answer this question; these are only the closest documents")
     if save_trajectory:
         _save(save_trajectory, result)
     if jsonl:
