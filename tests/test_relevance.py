@@ -343,3 +343,29 @@ def test_evidence_against_a_document_comes_only_from_one_at_least_as_close_to_th
     assert policy._against("farther")
     feats["holder"]["rare"] = 0.0  # the identity alone: the same
     assert not policy._against("paraphrase") and policy._against("farther")
+
+
+def test_the_own_searchs_first_document_stays_unless_evidence_rules_it_out():
+    """A SciFact claim ("... over which cytokines act.") had its gold abstract first in one search, yet with
+    -k 5 it was not returned: more abstracts than the answer holds carried a little evidence (an identity
+    match on "Act", truecased from a title) and took every place. What one search returns first leaves the
+    answer only on evidence against it (``_against``), as a document the question names keeps its place."""
+    from c1.retrieval.evidence import Ranking
+
+    def f(**kw):
+        return {"named": 0.0, "phrase": 0.0, "keywords": 0.0, "rare": 0.0, "identity": 0.0, "sim": 0.5, **kw}
+
+    feats = {"first": f(sim=0.74, anchor=1.0), "a": f(sim=0.65, identity=0.84), "b": f(sim=0.52, identity=0.84),
+             "c": f(sim=0.47, identity=0.84)}
+    scores = {"first": -2.66, "a": -1.64, "b": -1.99, "c": -2.05}
+
+    def answer(feats):
+        ranking = Ranking(scores, feats, [], {}, evidence_of={d: 1.24 if v["identity"] else 0.0 for d, v in feats.items()})
+        policy = BuiltinPolicy(max_docs=2)
+        policy._ranking, policy._own = ranking, ["first", "a", "b", "c"]
+        return policy._answer_ids()
+
+    assert "first" in answer(feats) and len(answer(feats)) == 2
+    feats["first"]["miss"] = 1.0  # a document as close holds every rare term of the question, this one none
+    feats["a"].update(rare=1.0, sim=0.8)
+    assert "first" not in answer(feats)

@@ -24,9 +24,10 @@ class Answering:
     def _answer_ids(self) -> list[str]:
         """The answer: which documents, from the documents held in the order of the question's own search,
         departing from it only on evidence (:func:`c1.retrieval.ranking.anchored_order`); documents the question names
-        keep their place; the floor drops documents under it, but one the own search ranked in its top
-        ``max_docs`` only on evidence against it (``_against``): a low score alone does not. Then, with
-        ``order="fitted"``, their order is the fitted ranker's (``_fitted_order``)."""
+        keep their place, and so does what one search returns first; the floor drops documents under it, but
+        one the own search ranked in its top ``max_docs`` only on evidence against it (``_against``): a low
+        score alone does not. Then, with ``order="fitted"``, their order is the fitted ranker's
+        (``_fitted_order``)."""
         if not self._ranking:
             return []
         held = list(self._scores)
@@ -49,6 +50,12 @@ class Answering:
                     break
                 top.remove(removable[0])
                 top.append(d)
+        first = self._own[0] if self._own else None  # what one search returns first: only evidence against drops it
+        if first in ranked and first not in top and top and not self._against(first):
+            removable = [x for x in reversed(top) if x not in must]
+            if removable:
+                top.remove(removable[0])
+                top.append(first)
         order = {d: i for i, d in enumerate(ranked)}
         top.sort(key=lambda d: order[d])
         if self.floor and not self._ranking.supported():
