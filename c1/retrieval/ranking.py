@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from c1.retrieval.confidence import logistic
 
 
-
 @dataclass
 class Ranking:
     scores: dict[str, float]

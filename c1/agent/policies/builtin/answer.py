@@ -43,6 +43,10 @@ class Answering:
         must = [d for d in ranked if self._explain[d]["named"]]
         cap = self.max_docs if self._comparison else max(1, self.max_docs // 2)
         must = sorted(must, key=lambda d: -self._scores[d])[:cap]
+        # So does what one search returns first, unless evidence rules it out.
+        first = self._own[0] if self._own else None
+        if first in ranked and first not in must and not self._against(first):
+            must.append(first)
         for d in must:
             if d not in top and top:
                 removable = [x for x in reversed(top) if x not in must]
@@ -50,12 +54,6 @@ class Answering:
                     break
                 top.remove(removable[0])
                 top.append(d)
-        first = self._own[0] if self._own else None  # what one search returns first: only evidence against drops it
-        if first in ranked and first not in top and top and not self._against(first):
-            removable = [x for x in reversed(top) if x not in must]
-            if removable:
-                top.remove(removable[0])
-                top.append(first)
         order = {d: i for i, d in enumerate(ranked)}
         top.sort(key=lambda d: order[d])
         if self.floor and not self._ranking.supported():
