@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How many numbers are set by hand in the ranking code (issue 30): named numeric constants (UPPER_CASE, at
 module or class level) other than 0, and numeric defaults other than 0 and 1 (a dataclass's fields, a
-function's parameters: 1 is the neutral weight or count), in c1/retrieval and c1/agent/policies. Cache sizes, timeouts and retries are
-left out: they set no ranking. Prints the count per file and the names.
+function's parameters: 1 is the neutral weight or count), in c1/retrieval and c1/agent/policies. Cache
+sizes, timeouts and retries are left out: they set no ranking. Prints the count per file and the names.
 
     python bench/constants.py            # the ranking numbers
     python bench/constants.py --all      # cache sizes, timeouts and retries too

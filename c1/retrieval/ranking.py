@@ -64,9 +64,10 @@ class Ranking:
             return True
         if self.quoted_missing:
             return False
+        if self.support_sim is None:  # an embedder of unknown scale: any document held is close enough
+            return bool(self.features)
         rare_ok = not self.unseen  # all its rare terms, of a question whose every word the corpus holds
-        close = (lambda sim: True) if self.support_sim is None else (lambda sim: sim >= self.support_sim)
-        return any(close(f["sim"]) or f["keywords"] or (rare_ok and f["rare"] >= 1.0)
+        return any(f["sim"] >= self.support_sim or f["keywords"] or (rare_ok and f["rare"] >= 1.0)
                    for f in self.features.values())
 
     def order(self) -> list[str]:
