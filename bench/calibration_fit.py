@@ -109,7 +109,12 @@ def main(argv: list[str] | None = None) -> int:
     data = examples(rows, saved)
     slope, bias, first = fit([d for d in data if d["half"] == 0])
     fitted_on = sum(1 for d in data if d["half"] == 0)
-    print(f"calibration: slope {slope:.3f}, bias {bias:.3f}, first place {first:.3f}; fitted on {fitted_on} documents\n")
+    print(f"calibration: slope {slope:.3f}, bias {bias:.3f}, first place {first:.3f}; fitted on {fitted_on} documents")
+    junk = [r for r in rows if r["kind"].endswith("-none") and "supported" in r]
+    if junk:  # whose first place the fit lifts although nothing supports them
+        print(f"unsupported questions (--unsupported): {len(junk)}, seen as such by the policy: "
+              f"{sum(1 for r in junk if not r['supported'])}")
+    print()
     maps = {"none": (1.0, 0.0, 0.0), "shipped": calibration(), "fit": (slope, bias, first)}
     print("held-out half (odd questions of each kind): ECE of all returned documents, ECE of the first, mean first "
           "confidence, under " + " / ".join(maps))
