@@ -372,21 +372,29 @@ def test_the_client_costs_little_to_import():
 def test_a_search_through_the_resident_process_imports_only_the_round_trip(home):
     """`c1 search` through the resident process costs what Python and the flags cost: no pydantic (Typer's
     coercion of values that need none is skipped), no store, no model, no agent beyond the result type;
-    a bad value still gets Typer's own error."""
+    a bad value still gets Typer's own error. The plain output into a pipe comes rendered by the resident
+    process: no rich, no excerpt of passages here, and the same text as an in-process search prints."""
     answered(home, "search", QUESTIONS[0], "--json", "-q")  # the resident process is up
-    before = served(home.env)
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "c1", "search", QUESTIONS[1], "--json", "-q",
-                           "-k", "3", "--budget", "8192", "--soft-threshold", "0.4"],
-                          env={**home.env, **ON}, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert served(home.env) == before + 1, "answered by the resident process"
-    assert json.loads(proc.stdout)["budget"] == 8192 and len(json.loads(proc.stdout)["documents"]) <= 3
-    names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
-    heavy = sorted(n for n in names if n.split(".")[0] in ("pydantic", "pydantic_core", "chromadb", "onnxruntime",
-                                                            "numpy", "tantivy", "tokenizers", "rich"))
-    assert heavy == []
-    ours = ("c1.agent.", "c1.index.", "c1.store.", "c1.retrieval.")
-    assert sorted(n for n in names if n.startswith(ours)) == ["c1.agent.result"]
+    for form in (["--json"], []):
+        before = served(home.env)
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "c1", "search", QUESTIONS[1], *form, "-q",
+                               "-k", "3", "--budget", "8192", "--soft-threshold", "0.4"],
+                              env={**home.env, **ON}, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert served(home.env) == before + 1, "answered by the resident process"
+        if form:
+            assert json.loads(proc.stdout)["budget"] == 8192 and len(json.loads(proc.stdout)["documents"]) <= 3
+        else:
+            here = subprocess.run([sys.executable, "-m", "c1", "search", QUESTIONS[1], "-q", "-k", "3", "--budget",
+                                   "8192", "--soft-threshold", "0.4", "--no-daemon"],
+                                  env={**home.env, **ON}, capture_output=True, text=True, timeout=300)
+            assert proc.stdout == here.stdout and proc.stdout.startswith(" 1. ")
+        names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+        heavy = sorted(n for n in names if n.split(".")[0] in ("pydantic", "pydantic_core", "chromadb", "onnxruntime",
+                                                                "numpy", "tantivy", "tokenizers", "rich"))
+        assert heavy == [], form
+        ours = ("c1.agent.", "c1.index.", "c1.store.", "c1.retrieval.")
+        assert sorted(n for n in names if n.startswith(ours)) == ["c1.agent.result"], form
     bad = c1(home, "search", QUESTIONS[0], "-k", "0")
     assert bad.rc == 2 and "-k" in bad.stderr and "Traceback" not in bad.stderr
 

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from c1.retrieval.excerpt import excerpt
 from c1.retrieval.passages import choose
-from c1.commands.search import plain_result, render_text
+from c1.terminal.plain import plain_result, render_text
 from conftest import shared_data_dir
 from c1.terminal.live_view import LiveView
 

@@ -16,6 +16,9 @@ class SearchResult:
     stats: dict
     runs: list[dict] = field(default_factory=list)
     trajectories: list[dict] = field(default_factory=list)
+    plain: str | None = None
+    """The plain output, rendered by the resident process at the width the command asked for (the command
+    then imports no renderer: c1/commands/search.py)."""
 
     def to_json(self) -> dict:
         return {

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from c1.config import Settings, query_problem
-from c1.terminal.console import emit_json, err, note, passage_score, printable, stderr_is_tty, warn
+from c1.terminal.console import emit_json, err, note, printable, stderr_is_tty, warn
+from c1.terminal.plain import plain_form, plain_text
 from c1.errors import C1Error
 from c1.terminal.said_once import first_time
 
@@ -39,7 +40,8 @@ def run_search_command(settings: Settings, query: str | None, *, json_out: bool,
         from c1.daemon.client import search_via_daemon
 
         result = search_via_daemon(settings, query, show.opened, show.event if show.consumers else None,
-                                   trajectories=save_trajectory is not None)
+                                   trajectories=save_trajectory is not None,
+                                   plain=None if json_out or jsonl else plain_form())
     if result is None:
         from c1.service.search_service import search_here
 
@@ -122,73 +124,12 @@ def _save(path: Path, result) -> None:
         raise C1Error(f"cannot write trajectory to {path}: {exc.strerror}") from None
 
 
-PIPE_WIDTH = 4096
-"""Columns of the plain output when stdout is not a terminal."""
-
-
 def _print_plain(result) -> None:
     if not result.documents:
         err().print("nothing found")
         return
-    from rich.console import Console
-
-    probe = Console(file=sys.stdout)
-    # wrapped to the terminal for a person; a pipe gets whole lines (a path or an excerpt is never cut for grep)
-    width = probe.width if probe.is_terminal else PIPE_WIDTH
-    sys.stdout.write(render_text(plain_result(result.documents, result.query), width, probe.is_terminal))
+    # rendered by the resident process where it ran the search (importing the renderer here would cost
+    # a warm search a fifth of its time outside the resident process: docs/performance.md)
+    sys.stdout.write(result.plain if result.plain is not None else plain_text(result.documents, result.query,
+                                                                              *plain_form()))
     sys.stdout.flush()
-
-
-def render_text(renderable, width: int, colour: bool = False) -> str:
-    """``renderable`` as text ``width`` columns wide (ANSI styles only with ``colour``), without the
-    spaces rich pads lines with."""
-    import io
-    import re
-
-    from rich.console import Console
-
-    buf = io.StringIO()
-    Console(file=buf, width=width, force_terminal=colour, color_system="standard" if colour else None,
-            highlight=False, emoji=False, markup=False).print(renderable)
-    pad = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$")
-    return "".join(pad.sub(r"\1", line) + "\n" for line in buf.getvalue().splitlines())
-
-
-def plain_result(documents: list[dict], question: str):
-    """The ranked documents as a person reads them (a rich renderable): each with its rank, title, where
-    it is and its score; its justification; then its passages, each with its page, its score and a
-    short excerpt with the question's terms in bold. Wrapped lines stay in their column at any width."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    from c1.retrieval.excerpt import excerpt
-
-    rows = []
-    for rank, d in enumerate(documents, start=1):
-        where = printable(d["path"]) + (f":{d['page']}" if d.get("page") is not None else "")
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(width=3, justify="right", no_wrap=True)
-        grid.add_column(ratio=1, overflow="fold")
-        head = Text.assemble((printable(d.get("title") or d["id"]), "bold"), "  ", (where, "cyan"), "  ",
-                             (f"score {d['score']:.4f}", "green"), "  ", (d["id"], "dim"))
-        grid.add_row(Text(f"{rank}."), head)
-        for other in d.get("paths", [])[1:]:  # byte-identical copies (c1/retrieval/copies.py)
-            grid.add_row(Text(""), Text(f"also {printable(other)}", style="dim"))
-        if d.get("justification"):
-            grid.add_row(Text(""), Text(printable(d["justification"]), style="italic"))
-        passages = d.get("passages") or []
-        if passages:
-            inner = Table.grid(padding=(0, 1))
-            inner.add_column(no_wrap=True, style="cyan", justify="right")
-            inner.add_column(no_wrap=True, style="green")
-            inner.add_column(ratio=1, overflow="fold")
-            for p in passages:
-                shown, marks = excerpt(p["text"], question)
-                text = Text(printable(shown))
-                for a, b in marks:
-                    text.stylize("bold yellow", a, b)
-                inner.add_row(f"p.{p['page']}" if p.get("page") is not None else "", passage_score(p["score"]), text)
-            grid.add_row(Text(""), inner)
-        rows.append(grid)
-    return Group(*rows)

@@ -146,8 +146,9 @@ def _start(where: tuple[Path, Path, Path], settings) -> socket.socket:
 
 
 def search_via_daemon(settings, query: str, on_open: Callable[[str, str | None, list[str]], None],
-                      on_event: Callable | None, trajectories: bool = False):
+                      on_event: Callable | None, trajectories: bool = False, plain: tuple[int, bool, bool] | None = None):
     """A search through the resident process: the SearchResult, or None when it could not be used.
+    ``plain`` (width, colour, no colour): the result comes with its plain output rendered (``SearchResult.plain``).
 
     ``on_open`` and ``on_event`` are called as an in-process search calls them. If the process goes away
     before any event was shown, None (the caller searches in-process; ``on_open`` must then say nothing
@@ -155,7 +156,7 @@ def search_via_daemon(settings, query: str, on_open: Callable[[str, str | None, 
     from c1.agent.result import SearchResult
 
     request = {"op": "search", "settings": protocol.settings_to_json(settings), "query": query,
-               "events": on_event is not None, "trajectories": trajectories}
+               "events": on_event is not None, "trajectories": trajectories, "plain": plain}
     shown = False
     try:
         for reply in replies(settings, request):
@@ -172,7 +173,7 @@ def search_via_daemon(settings, query: str, on_open: Callable[[str, str | None, 
             elif kind == "result":
                 data = reply["result"]
                 return SearchResult(data["query"], data["policy"], data["model"], data["budget"], data["documents"],
-                                    data["stats"], trajectories=reply.get("trajectories") or [])
+                                    data["stats"], trajectories=reply.get("trajectories") or [], plain=reply.get("plain"))
     except Unavailable:
         return None
     except Lost:

@@ -265,6 +265,10 @@ class Resident:
         reply = {"type": "result", "result": result.to_json()}
         if request.get("trajectories"):
             reply["trajectories"] = result.trajectories
+        if request.get("plain") and result.documents:
+            from c1.terminal.plain import plain_text
+
+            reply["plain"] = plain_text(result.documents, result.query, *request["plain"])
         send(reply)
         threading.Thread(target=self._snapshot, args=(corpus,), name="c1-daemon-snapshot", daemon=True).start()
 
