@@ -8,7 +8,8 @@ of the pdf set, German, Chinese and Japanese notes and clauses written here, fil
 brackets, a link inside the folder and one out of it (c1 skips it unless ``--follow``).
 
 Every figure is min / median / max over ``--runs`` whole processes (start-up included), each with its own
-C1_HOME and XDG folders under ``bench/out/drive/home``:
+C1_HOME and XDG folders under ``bench/out/drive/home``. A search prints what a user's ``c1 search Q`` prints
+into a pipe (the plain output; runs saved before 2026-12-06T06:00 timed ``--json``):
 
 - index: a fresh home each run; the whole ``c1 index`` and the time from its start until every file is
   searchable by keywords (the manifest's keyword phase seen over from outside; c1's own
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sqlite3
 import statistics
@@ -152,16 +154,18 @@ def index_once(folder: Path, home: Path) -> dict:
 
 
 def first_doc(stdout: str) -> str:
-    try:
-        docs = json.loads(stdout)["documents"]
-    except (ValueError, KeyError):
-        return "?"
-    return Path(docs[0]["path"]).name if docs else "-"
+    """The file name of the first document of ``c1 search``'s plain output (a pipe gets whole lines: " 1.
+    TITLE  PATH[:PAGE]  score S  ID")."""
+    first = stdout.split("\n", 1)[0]
+    if not first.strip():
+        return "-"
+    found = re.search(r"  (/.*?)(?::\d+)?  score \d", first)
+    return Path(found.group(1)).name if found else "?"
 
 
 def searches(env: dict[str, str], runs: int) -> dict:
     """Cold (--no-daemon, and starting the resident process), warm, and --parallel 4 against one run."""
-    search = [*C1, "search", "--json", "-q"]
+    search = [*C1, "search", "-q"]  # the plain output, as a user types it (rendered where the search runs)
     got: dict[str, list] = {"no_daemon": [], "start_resident": [], "warm": [], "again": [], "one": [], "par4": [],
                             "ratio": []}
     for i in range(runs):
