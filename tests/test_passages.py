@@ -606,7 +606,8 @@ def test_a_passage_the_scorer_is_sure_of_is_not_displaced_by_anchors(adobe, monk
 def test_read_document_shows_the_statement_that_holds_the_figure(adobe):
     """Issue 19, goal 5: reading a long filing shows the pages that hold the figure asked about. By its
     chunks alone a read of these 70 pages showed MD&A prose on liquidity first and no statement page;
-    the best table pages now take turns with the best chunks' pages."""
+    the best table pages now take turns with the best chunks' pages. They are ranked by their terms, with
+    no cross-encoder pair (a quarter of a warm search's pairs went to reads: docs/performance.md)."""
     from c1.agent.context import Context
     from c1.agent.tools import Tools
     from c1.retrieval.pages import by_page, page_of
@@ -619,7 +620,12 @@ def test_read_document_shows_the_statement_that_holds_the_figure(adobe):
         chunks = corpus.doc_chunks(doc.doc_id)
         alone = by_page(rank_in_document(corpus, RATIO, chunks, rerank=True))
         assert not {c.page for c, _ in alone[:6]} & statements, "by its chunks alone: no statement among the first six"
+        scored = []
+        score_passages = corpus.score_passages
+        corpus.score_passages = lambda q, texts: scored.extend(texts) or score_passages(q, texts)
         obs = Tools(corpus, Context(), RATIO).execute("read_document", {"doc_id": doc.doc_id})
+        corpus.score_passages = score_passages
+        assert scored == [], "a read ranks its table pages by their terms: the cross-encoder is for the passages"
         shown = corpus.chunks([r.id for r in obs.refs])
         pages = [page_of(doc, c, c.start) for c in shown]
         assert pages[0] in statements, pages
