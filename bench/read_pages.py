@@ -7,7 +7,9 @@ two orders side by side in the same process:
 
   chunks   the document's chunks ranked against the question, regrouped by page (before issue 19)
   pages    the same, with the best table pages taking turns with the best chunks' pages
-           (c1/retrieval/pages.reading_order: what read_document does now)
+           (c1/retrieval/pages.reading_order: what read_document does now), the table pages ranked
+           by their terms (BM25 among the pages)
+  pages-ce the same, the table pages ranked by the cross-encoder (read_document before stop 45)
 
 It prints, per order: the share of questions whose gold page is among the pages shown, whose first
 chunk shown is on a gold page, the chunks shown, and the CPU seconds of a read (the ranking and
@@ -39,7 +41,7 @@ def main() -> None:
     from c1.retrieval import pages as pages_module
     from c1.retrieval.pages import by_page, reading_order, table_pages
     from c1.retrieval.within import rank_in_document, within
-    from c1.retrieval.scorers import make_scorer
+    from c1.retrieval.scorers import TermDenseScorer, make_scorer
     from c1.agent.tools import Tools
 
     home, collection = index_of("financebench")
@@ -52,11 +54,13 @@ def main() -> None:
     def chunks_order(q, doc, chunks):
         return by_page(rank_in_document(corpus, q, chunks, rerank=True))
 
-    def pages_order(q, doc, chunks):
+    def pages_order(q, doc, chunks, scorer=None):
         ranked = rank_in_document(corpus, q, chunks, rerank=True)
-        return reading_order(make_scorer(corpus), within(corpus, q, doc.doc_id), doc, chunks, ranked)
+        scorer = scorer or TermDenseScorer(corpus, dense=False)
+        return reading_order(scorer, within(corpus, q, doc.doc_id), doc, chunks, ranked)
 
-    orders = {"chunks": chunks_order, "pages": pages_order}
+    orders = {"chunks": chunks_order, "pages": pages_order,
+              "pages-ce": lambda q, doc, chunks: pages_order(q, doc, chunks, make_scorer(corpus))}
     rows = {name: [] for name in orders}
     corpus.score_passages("warm-up", ["the cross-encoder loads once"])  # not counted in the first read
     found: list[tuple[int, float]] = []  # (table pages, CPU s finding them) of each gold filing
