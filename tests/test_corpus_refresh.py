@@ -84,3 +84,27 @@ def test_a_keyword_commit_reuses_the_vector_store_and_its_search_finds_the_new_f
         assert near and "boiler" in corpus.chunks([near[0][0]])[0].text.lower()
     finally:
         corpus.close()
+
+
+def test_chunks_remembered_are_those_of_the_state_read(c1_home, run_c1, tmp_path):
+    """Corpus.chunks and doc_chunks remember what the manifest gave (four runs asked one SQLite connection
+    for the same candidates at once); a file edited and indexed again is read anew after the refresh."""
+    docs, corpus = _one_note_indexed(c1_home, run_c1, tmp_path)
+    try:
+        (doc_id,) = _doc_ids(corpus)
+        before = corpus.doc_chunks(doc_id)
+        assert "Friday" in before[0].text
+        ids = [c.id for c in before]
+        assert corpus.chunks(ids + ids[:1] + ["nope_0"]) == before + before[:1], "in the order asked, unknown left out"
+        with sqlite3.connect(corpus.store.manifest.path) as other:  # changed under it, no new generation
+            other.execute("UPDATE chunks SET text = 'changed under it' WHERE doc_id = ?", (doc_id,))
+        assert corpus.store.manifest.chunks(ids)[0].text == "changed under it"
+        assert corpus.chunks(ids)[0].text == before[0].text and corpus.doc_chunks(doc_id) == before, "remembered"
+        (docs / "a.md").write_text("# Ridge survey\n\nThe ridge survey moved to Monday.\n")
+        assert run_c1("index", docs, "--quiet").rc == 0
+        assert corpus.refresh() is True
+        (doc_id,) = _doc_ids(corpus)
+        assert "Monday" in corpus.doc_chunks(doc_id)[0].text
+        assert "Monday" in corpus.chunks([c.id for c in corpus.doc_chunks(doc_id)])[0].text
+    finally:
+        corpus.close()

@@ -71,6 +71,10 @@ class Corpus(OpenCollection):
 
     DOC_CACHE = 4096
     """Document records kept (least recently used dropped first)."""
+    CHUNK_CACHE = 8192
+    """Chunks kept as the manifest gave them (about 16 MB; least recently used dropped first): a run, its
+    turns, the runs of ``--parallel`` and the passages ask for the same candidates and documents again,
+    and four runs asking one SQLite connection at once waited for it (docs/performance.md, "Tenth look")."""
     PAIR_CACHE = 8192
     """(query, text) scores the reranker gave that are kept (about 5 MB): a pair is scored once per process."""
     GREP_CACHE_CHARS = 64_000_000
@@ -111,12 +115,37 @@ class Corpus(OpenCollection):
         return rec
 
     def chunks(self, ids: list[str]) -> list[Chunk]:
-        with self._held() as store:
-            return store.manifest.chunks(ids)
+        """The chunks with these ids, in the order asked (unknown ids are left out)."""
+        memo = self._chunk_memo  # this state's (a re-open starts another)
+        with self._lock:
+            got = {i: memo[i] for i in ids if i in memo}
+            for i in got:
+                memo.move_to_end(i)
+        missing = [i for i in dict.fromkeys(ids) if i not in got]
+        if missing:
+            with self._held() as store:
+                fetched = store.manifest.chunks(missing)
+            with self._lock:
+                for c in fetched:
+                    got[c.id] = memo[c.id] = c
+                while len(memo) > self.CHUNK_CACHE:
+                    memo.popitem(last=False)
+        return [got[i] for i in ids if i in got]
 
     def doc_chunks(self, doc_id: str) -> list[Chunk]:
+        """A document's chunks in order (a new list each call; the chunks themselves are shared)."""
+        memo = self._doc_chunk_memo
+        with self._lock:
+            if doc_id in memo:
+                memo.move_to_end(doc_id)
+                return list(memo[doc_id])
         with self._held() as store:
-            return store.manifest.doc_chunks(doc_id)
+            got = store.manifest.doc_chunks(doc_id)
+        with self._lock:
+            memo[doc_id] = tuple(got)
+            while sum(len(v) for v in memo.values()) > self.CHUNK_CACHE and len(memo) > 1:
+                memo.popitem(last=False)
+        return got
 
     @property
     def all_chunks(self) -> Iterable[tuple[str, str]]:

@@ -36,6 +36,8 @@ class OpenCollection:
         self.generation = store.manifest.generation()
         self._manifest_id = _file_id(store.manifest.path)
         self._docs: OrderedDict[str, DocRecord] = OrderedDict()
+        self._chunk_memo: OrderedDict[str, object] = OrderedDict()  # chunk id → Chunk (Corpus.chunks)
+        self._doc_chunk_memo: OrderedDict[str, tuple] = OrderedDict()  # doc id → its chunks (Corpus.doc_chunks)
         self._grep: list[tuple[str, str]] | None = None
         self._grep_streams = False
         self._identities: dict[str, object] = {}  # per document, what its title, file name and first page say
