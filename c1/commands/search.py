@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from c1.config import Settings, query_problem
-from c1.terminal.console import emit_json, err, note, printable, stderr_is_tty, warn
+from c1.terminal.console import emit_json, err, note, stderr_is_tty, warn
 from c1.terminal.plain import plain_form, plain_text
 from c1.errors import C1Error
 from c1.terminal.said_once import first_time
