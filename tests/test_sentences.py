@@ -218,3 +218,44 @@ def test_a_row_of_figures_is_told_as_the_plain_pattern_tells_it_without_its_back
     lines += ["".join(rnd.choice(" \t.,()$€£%abX129") for _ in range(rnd.randint(1, 24))) for _ in range(20000)]
     assert [_numbers_row(s) for s in lines] == [bool(plain.match(s)) for s in lines]
     assert _numbers_row(lines[0]) and not _numbers_row(lines[4])
+
+
+
+def test_a_periods_last_words_are_read_as_the_regular_expressions_read_them():
+    """``_period_ends`` takes the sentence's last two words by splitting from the right (a search for
+    ``(\\S+)$`` tried every position of a long sentence: a third of splitting a 10-K's chunks); it decides
+    what the regular expressions decided, white space, a last newline and brackets included."""
+    import random
+    import re
+
+    from c1.retrieval import sentences as sx
+
+    def by_expressions(text: str, sent_start: int, dot: int) -> bool:  # as written before
+        m = re.search(r"(\S+)$", text[sent_start:dot])
+        word = m.group(1) if m else ""
+        bare = word.strip("\"'“”‘’([{").lower()
+        if not bare:
+            return True
+        if bare.replace(".", "") in sx.ABBREVIATIONS:
+            return False
+        if sx.DOTTED.search(bare + ".") or (len(bare) == 1 and bare.isalpha()):
+            return False
+        before = re.search(r"(\S+)\s+\S+$", text[sent_start:dot])
+        if bare.isdigit() and before and before.group(1).strip("(").lower() in sx.NUMBERED:
+            return False
+        if bare.isdigit() and sx.ordinal(text, dot, before.group(1) if before else ""):
+            return False
+        if dot - len(word) <= sent_start + sx._marker_len(text, sent_start) and re.fullmatch(
+                r"\(?[\divxlc]{1,4}\)?|[a-z]|\d{1,3}(?:\.\d{1,3})+", bare):
+            return False
+        return True
+
+    rng = random.Random(7)
+    pieces = ["Section", "5", "1", "12", "am", "zum", "März", "January", "U.S", "e.g", "Inc", "iv", "(a)", "(",
+              "“", "word", "\n", " ", "\t", "\u00a0", "\x1c", "  ", ".", "3.2", "1.", "- "]
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) + ". Next"
+        dot = len(text) - len(". Next")
+        for start in (0, rng.randint(0, dot)):
+            assert sx._period_ends(text, start, dot) == by_expressions(text, start, dot), (text, start)
+    assert sx._period_ends("See Section 5. Then", 0, 13) is False and sx._period_ends("It is 5. Then", 0, 7) is True

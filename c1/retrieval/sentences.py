@@ -303,12 +303,15 @@ def _sentences(text: str, start: int, end: int, kind: str) -> list[Unit]:
     return out
 
 
+_SPACES = re.compile(r"\s+")
+
+
 def _part_sentences(text: str, start: int, end: int, kind: str) -> list[Unit]:
     out: list[Unit] = []
     pos = start
     for m in _END.finditer(text, start, end):
         cut = m.end()
-        nxt = re.compile(r"\s+").match(text, cut, end)
+        nxt = _SPACES.match(text, cut, end)
         after = nxt.end() if nxt else cut
         if after >= end or not (_STARTS.match(text, after, end) or _CJK_END.match(text, m.start(), end)):
             continue
@@ -322,8 +325,13 @@ def _part_sentences(text: str, start: int, end: int, kind: str) -> list[Unit]:
 
 def _period_ends(text: str, sent_start: int, dot: int) -> bool:
     """Whether the period at ``dot`` ends the sentence that began at ``sent_start``."""
-    m = re.search(r"(\S+)$", text[sent_start:dot])
-    word = m.group(1) if m else ""
+    sentence = text[sent_start:dot]
+    if sentence.endswith("\n"):
+        sentence = sentence[:-1]  # as ``(\S+)$`` read it: "$" matches before a last newline too
+    # its last word and the one before it (white space as ``\s`` reads it: str.split's); split from the
+    # right, not searched for with a regular expression, which tried every position of the sentence
+    words = sentence.rsplit(None, 2) if sentence and not sentence[-1].isspace() else []
+    word = words[-1] if words else ""
     bare = word.strip("\"'“”‘’([{").lower()
     if not bare:
         return True
@@ -331,10 +339,10 @@ def _period_ends(text: str, sent_start: int, dot: int) -> bool:
         return False
     if DOTTED.search(bare + ".") or (len(bare) == 1 and bare.isalpha()):
         return False  # U.S. / e.g. / an initial
-    before = re.search(r"(\S+)\s+\S+$", text[sent_start:dot])
-    if bare.isdigit() and before and before.group(1).strip("(").lower() in NUMBERED:
+    before = words[-2] if len(words) >= 2 else ""
+    if bare.isdigit() and before.strip("(").lower() in NUMBERED:
         return False  # "Section 5. Confidentiality": a reference, not an end
-    if bare.isdigit() and ordinal(text, dot, before.group(1) if before else ""):
+    if bare.isdigit() and ordinal(text, dot, before):
         return False  # "am 1. März", "zum 3. Mal"
     if dot - len(word) <= sent_start + _marker_len(text, sent_start) and re.fullmatch(r"\(?[\divxlc]{1,4}\)?|[a-z]|\d{1,3}(?:\.\d{1,3})+", bare):
         return False  # the list marker "1.", "iv." or "5.4." itself
