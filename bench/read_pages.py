@@ -41,7 +41,7 @@ def main() -> None:
     from c1.retrieval import pages as pages_module
     from c1.retrieval.pages import by_page, reading_order, table_pages
     from c1.retrieval.within import rank_in_document, within
-    from c1.retrieval.scorers import TermDenseScorer, make_scorer
+    from c1.retrieval.scorers import make_scorer
     from c1.agent.tools import Tools
 
     home, collection = index_of("financebench")
@@ -56,7 +56,7 @@ def main() -> None:
 
     def pages_order(q, doc, chunks, scorer=None):
         ranked = rank_in_document(corpus, q, chunks, rerank=True)
-        scorer = scorer or TermDenseScorer(corpus, dense=False)
+        scorer = scorer or make_scorer(corpus, "lexical")
         return reading_order(scorer, within(corpus, q, doc.doc_id), doc, chunks, ranked)
 
     orders = {"chunks": chunks_order, "pages": pages_order,

@@ -284,13 +284,13 @@ def _read(tools: Tools, doc_id, query: str):
         return Observation(f"All {doc.n_chunks} chunk(s) of {doc_id} were already shown in this run.")
     from c1.retrieval.pages import reading_order
     from c1.retrieval.within import rank_in_document, within
-    from c1.retrieval.scorers import TermDenseScorer
+    from c1.retrieval.scorers import make_scorer
 
     # the likeliest pages first (the page holding the figure asked about, not page 1): those of the best
     # chunks taking turns with the statements whose titles and rows score best by their terms (BM25
     # among the pages; the cross-encoder is for the passages: docs/performance.md, "Tenth look")
     ranked = rank_in_document(corpus, query, chunks, rerank=True)
-    order = reading_order(TermDenseScorer(corpus, dense=False), within(corpus, query, doc_id), doc, every, ranked)
+    order = reading_order(make_scorer(corpus, "lexical"), within(corpus, query, doc_id), doc, every, ranked)
     return doc, [(c, doc, s) for c, s in order]
 
 
