@@ -397,15 +397,28 @@ def test_parallel_runs_share_identical_calls_and_answer_as_without(corpus, corpu
         return hybrid(*a, **kw)
 
     monkeypatch.setattr(corpus, "hybrid", counted)
+    from c1.retrieval import evidence
+
+    rankers = []
+
+    class Counted(evidence.Ranker):
+        def __init__(self, *a, **kw):
+            rankers.append(self)
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(evidence, "Ranker", Counted)
 
     def answer():
         counts.clear()
+        rankers.clear()
         result = run_search(corpus, s4, records[0]["question"], lambda i: BuiltinPolicy(max_docs=5, variant=i))
         return [(d["id"], d["score"], d["justification"]) for d in result.documents], len(counts), result.trajectories
 
     shared, n_shared, runs_shared = answer()
+    assert len(rankers) == 1  # one Ranker, and what it remembers of the chunks, for the four runs
     monkeypatch.setattr(search_mod, "SharedWork", lambda: None)  # each run on its own, as before
     alone, n_alone, runs_alone = answer()
+    assert len(rankers) == 4
     assert shared == alone and shared
     assert [t["messages"] for t in runs_shared] == [t["messages"] for t in runs_alone]
     assert n_shared < n_alone

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from c1.retrieval.bridges import _mid_sentence
+from c1.retrieval.bridges import _after_lower, _mid_sentence
 
 
 def _by_regex(text: str, word: str) -> bool:
@@ -24,6 +24,19 @@ def test_a_name_mid_sentence_is_found_as_the_regex_finds_it():
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         word = rng.choice(["Ann", "Bob", "X", "Ann's"])
         assert _mid_sentence(text, word) == _by_regex(text, word), (text, word)
+
+
+def test_the_words_after_a_lower_case_word_are_those_mid_sentence_finds_in_the_joined_chunks():
+    """A one-word name is looked up in the set read chunk by chunk, not searched for in the pivot's whole
+    text: the set must hold exactly the words that the search finds in the chunks joined by newlines, the
+    joins included (a chunk that ends in a lower-case word, one that is only white space)."""
+    rng = random.Random(11)
+    alphabet = list("abcXYZ ,;:)\n\t.'_-é1") + ["Ann", "Bob", "Ann's", "Annex", "Bob_2"]
+    for _ in range(3000):
+        contents = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 4))]
+        body, got = "\n".join(contents), _after_lower(contents)
+        for word in ("Ann", "Bob", "X", "Annex", "Bob_2", "é1"):
+            assert (word in got) == _mid_sentence(body, word), (contents, word)
 
 
 def test_a_copy_of_a_pivot_gets_nothing_from_it_and_no_document_is_read_for_copies_unless_it_must_be(monkeypatch):
@@ -64,3 +77,20 @@ def test_a_documents_first_names_are_its_chunks_first_names_together():
         contents = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))).strip("\n")
                     for _ in range(rng.randint(1, 4))]
         assert set().union(*map(_first_names, contents)) == bare_first_names("\n".join(contents)), contents
+
+
+def test_a_documents_normal_form_in_view_is_that_of_its_chunks_joined():
+    """A document's normal form is put together from its chunks' (each worked out once a search): it must be
+    the normal form of its text in view as one string, whatever the chunks hold at their edges."""
+    from c1.retrieval import text as tx
+    from c1.retrieval.evidence import DocView, Ranker
+    from c1.retrieval.in_view import InView
+
+    rng = random.Random(13)
+    pieces = ["Müller's", "’s", "s ", "'", "Ann", "café", "Σ", "ΟΔΟΣ", " ", "\n", "-", "e\u0301", "\u0301x", "1,200", ""]
+    ranker = Ranker("who signed?")
+    for _ in range(500):
+        chunks = [(f"c{i}", "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))) for i in range(rng.randint(0, 4))]
+        read = InView(ranker, {"d": DocView("d", "The Title", chunks)})
+        assert read.norms["d"] == f" {tx.norm('The Title')} {tx.norm(' '.join(t for _, t in chunks))} ", chunks
+        assert read.texts["d"] == " ".join(t for _, t in chunks)

@@ -137,6 +137,23 @@ def test_remembered_stems_and_words_are_each_callers_own_and_as_computed():
     assert coverage(["herons", "predicts", "nothing"], text) == pytest.approx(2 / 3)
 
 
+def test_a_texts_term_counts_are_those_of_its_stems():
+    """A read counts the question's terms in the remembered joined stems, not in a list made for each text:
+    the counts must be those of the stems' list, a word repeated side by side included."""
+    import random
+    from collections import Counter
+
+    from c1.store.lexical import stem_counts
+
+    rng = random.Random(5)
+    words = ["heron", "herons", "sales", "sale", "net", "1,200", "$1.2 million", "the", "a", "q2", "é", "x_y"]
+    for _ in range(2000):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) + rng.choice(["", ".", " 2022"])
+        bag = stems(text)
+        wanted = list(dict.fromkeys(rng.sample(bag, min(len(bag), 3)) + ["absent"]))
+        assert stem_counts(text, wanted) == (len(bag), {w: n for w, n in Counter(bag).items() if w in wanted}), text
+
+
 def test_chunks_that_score_the_same_rank_by_id_whatever_the_build(tmp_path):
     """Two builds of one folder write its chunks in another order: a tie (two copies of a contract) must not
     change places between them, or the same question gets other confidences from the same files."""

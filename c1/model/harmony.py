@@ -31,6 +31,8 @@ served. (Chat-template models — Qwen's ``<tool_call>`` blocks — keep several
 
 from __future__ import annotations
 
+import functools
+
 from c1.tokens import harmony
 
 
@@ -226,6 +228,16 @@ def count_preamble(instructions: str | None, tools: list[dict], start_date: str 
 
 
 def count_message(msg: dict, tool_name: str = "") -> int:
-    """Tokens of one chat message (not the leading system prompt) as harmony renders it."""
+    """Tokens of one chat message (not the leading system prompt) as harmony renders it; remembered by
+    the message's JSON (the runs of ``--parallel`` and a question asked again make the same calls)."""
+    import json
+
+    return _count_json(json.dumps(msg, sort_keys=True, ensure_ascii=False), tool_name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _count_json(msg_json: str, tool_name: str) -> int:
+    import json
+
     enc = harmony()[1]
-    return sum(len(enc.render(m)) for m in message(msg, tool_name))
+    return sum(len(enc.render(m)) for m in message(json.loads(msg_json), tool_name))

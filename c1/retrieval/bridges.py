@@ -27,7 +27,8 @@ def bridges(ranker, doc, title: str) -> list[str]:
     contents = [tx.content(t) for _, t in doc.chunks]
     body = "\n".join(contents)
     firsts = set().union(*map(_first_names, contents))  # a name or a line never spans two chunks' content
-    mid = functools.cache(functools.partial(_mid_sentence, body))  # a name asked about once a reading
+    after_word = _after_lower(contents)
+    mid = functools.cache(lambda word: word in after_word if _WORD.fullmatch(word) else _mid_sentence(body, word))
     scored: dict[str, float] = {}
     pos = 0
     for _, text in doc.chunks:
@@ -71,6 +72,26 @@ def _first_names(content: str) -> frozenset[str]:
 
 
 _BEFORE_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789,;:)")
+_WORD = re.compile(r"\w+")
+_AFTER_LOWER = re.compile(r"[a-z0-9,;:)]\s+(?=(\w+))")
+
+
+def _after_lower(contents: list[str]) -> frozenset[str]:
+    """The words that follow a lower-case word or a comma in the chunks' contents joined by newlines: for a
+    word, what :func:`_mid_sentence` finds in the joined text, read once for each chunk (a filing's pivot is
+    read again at every turn that shows it one more chunk) and across their joins."""
+    got = set().union(*map(_words_after_lower, contents))
+    last = ""  # the last character of the contents so far that is not white space
+    for content in contents:
+        if last in _BEFORE_NAME and (m := re.match(r"\s*(\w+)", content)):
+            got.add(m.group(1))
+        last = content.rstrip()[-1:] or last
+    return frozenset(got)
+
+
+@functools.lru_cache(maxsize=TEXTS)
+def _words_after_lower(content: str) -> frozenset[str]:
+    return frozenset(m.group(1) for m in _AFTER_LOWER.finditer(content))
 
 
 def _mid_sentence(text: str, word: str) -> bool:

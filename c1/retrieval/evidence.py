@@ -380,8 +380,8 @@ class Ranker:
         return hit / sum(rare.values())
 
     def bridges(self, doc: DocView, title: str) -> list[str]:
-        """The document's bridges (:func:`c1.retrieval.bridges.bridges`), once for each set of its chunks."""
-        key = (doc.doc_id, tuple(c for c, _ in doc.chunks))
+        """The document's bridges (:func:`c1.retrieval.bridges.bridges`), once for each title and set of its chunks."""
+        key = (doc.doc_id, title, tuple(c for c, _ in doc.chunks))
         if key not in self._bridges:
             self._bridges[key] = bridges(self, doc, title)
         return self._bridges[key]

@@ -14,10 +14,18 @@ def _words(normed: str) -> frozenset[str]:
     return frozenset(normed.split())
 
 
+def _joined(ranker, chunks: list[tuple[str, str]]) -> str:
+    """The normal form of a document's text in view, chunk by chunk: the same as the normal form of the chunks
+    joined by spaces (``norm`` keeps no word across a space), but each chunk's is worked out once a search,
+    not again at every turn that shows the document one more chunk."""
+    return " ".join(n for n in (ranker.normed(t) for _, t in chunks) if n)
+
+
 class Bodies(dict):
-    """A document's content words (its chunks' content lines', chunk by chunk: each chunk's are
-    remembered), worked out when first asked for (most documents never are: only those that hold all
-    the question's terms, and those a pivot relates to, are checked for copies)."""
+    """What is worked out for a document when first asked for: its content words (its chunks' content
+    lines', chunk by chunk: each chunk's are remembered; most documents are never asked: only those that
+    hold all the question's terms, and those a pivot relates to, are checked for copies), its text in view
+    (only a question with an exact phrase reads it)."""
 
     def __init__(self, make):
         super().__init__()
@@ -38,7 +46,7 @@ class InView:
         self.raw = {d: v.title or "" for d, v in docs.items()}
         shared = {tx.clean_title(t) for t, n in Counter(self.raw.values()).items() if n > 1}
         self.titles = {d: ("" if tx.clean_title(t) in shared else tx.clean_title(t)) for d, t in self.raw.items()}
-        self.texts = {d: " ".join(t for _, t in v.chunks) for d, v in docs.items()}
-        self.norms = {d: f" {ranker.normed(self.raw[d])} {ranker.normed(self.texts[d])} " for d in docs}
+        self.texts = Bodies(lambda d: " ".join(t for _, t in docs[d].chunks))
+        self.norms = {d: f" {ranker.normed(self.raw[d])} {_joined(ranker, v.chunks)} " for d, v in docs.items()}
         self.bodies = Bodies(lambda d: frozenset().union(*(_words(ranker.normed(tx.content(t))) for _, t in docs[d].chunks)))
         self.whole = {d: ranker._whole(d, len(v.chunks)) for d, v in docs.items()}

@@ -39,20 +39,15 @@ class TermDenseScorer:
 
     def terms(self, question: str, texts: list[str]) -> list[float]:
         from c1.retrieval.terms import content_terms
-        from c1.store.lexical import stems
+        from c1.store.lexical import stem_counts, stems
 
         wanted = list(dict.fromkeys(s for t in content_terms(question) for s in (stems(t) or [t])))
         if not wanted:
             return [0.0] * len(texts)
-        wanted_set = set(wanted)
         lengths, held = [], []  # each text's length in words, and the counts of the question's terms in it
         for t in texts:
-            bag = stems(t)
-            lengths.append(len(bag))
-            counts: dict[str, int] = {}
-            for w in bag:
-                if w in wanted_set:
-                    counts[w] = counts.get(w, 0) + 1
+            length, counts = stem_counts(t, wanted)
+            lengths.append(length)
             held.append(counts)
         n = len(texts)
         avg = sum(lengths) / n or 1.0

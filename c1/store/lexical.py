@@ -56,6 +56,17 @@ def stems(text: str) -> list[str]:
     return joined.split("\0") if joined else []
 
 
+def stem_counts(text: str, wanted) -> tuple[int, dict[str, int]]:
+    """How many words ``text`` has as :func:`stems` gives them, and how often each stem of ``wanted`` is
+    among them (those it holds): counted in the remembered joined form, not in a list made for each call
+    (a read counts a question's few terms in every chunk of a filing)."""
+    joined = _stemmed(text)
+    if not joined:
+        return 0, {}
+    padded = "\0\0" + joined.replace("\0", "\0\0") + "\0\0"  # each word between its own two marks
+    return joined.count("\0") + 1, {w: n for w in wanted if (n := padded.count(f"\0{w}\0"))}
+
+
 @functools.lru_cache(maxsize=8192)
 def _stemmed(text: str) -> str:
     """The stems of a text joined by NUL, remembered for the last 8,192 texts (a chunk's are some 2.5 KB):

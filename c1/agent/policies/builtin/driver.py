@@ -137,7 +137,10 @@ class BuiltinPolicy(Planning, Answering):
             self._own = self._own_search(state)  # also reads the question's names as the corpus writes them
             self._entities_q = tx.question_entities(self._q)
             self._comparison = is_comparison(self._q)
-            self._ranker = evd.Ranker(self._q, state.searcher, weights=self.weights, typed=state.question)
+            # one Ranker for the runs of one search: what it remembers of the chunks (normal forms, stems,
+            # sentences, a pivot's bridges) depends on the question and the text alone
+            self._ranker = self._alike(state, ("ranker",),
+                                       lambda: evd.Ranker(self._q, state.searcher, weights=self.weights, typed=state.question))
             reply = self._searches(names, [_Query(self._q, "question")])
             for phrase in self._phrases(state.question):  # grepped as typed
                 reply.tool_calls.append(self._call(names["grep_corpus"], {"pattern": phrase}))
