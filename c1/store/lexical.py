@@ -52,32 +52,47 @@ def stems(text: str) -> list[str]:
     """The words of ``text`` as the index stores them: its :func:`keyword_form`, lower case, English-stemmed
     (tantivy's own analyzer, so that a word matches what BM25 matched: "Herons" → "heron", "predicted" →
     "predict")."""
-    joined = _stemmed(text)
-    return joined.split("\0") if joined else []
+    marked = _stemmed(text)
+    return marked[2:-2].split("\0\0") if marked else []
 
 
 def stem_counts(text: str, wanted) -> tuple[int, dict[str, int]]:
     """How many words ``text`` has as :func:`stems` gives them, and how often each stem of ``wanted`` is
-    among them (those it holds): counted in the remembered joined form, not in a list made for each call
-    (a read counts a question's few terms in every chunk of a filing)."""
-    joined = _stemmed(text)
-    if not joined:
+    among them (those it holds): counted in the remembered form, not in a list made for each call (a read
+    counts a question's few terms in every chunk of a filing)."""
+    marked = _stemmed(text)
+    if not marked:
         return 0, {}
-    padded = "\0\0" + joined.replace("\0", "\0\0") + "\0\0"  # each word between its own two marks
-    return joined.count("\0") + 1, {w: n for w in wanted if (n := padded.count(f"\0{w}\0"))}
+    return marked.count("\0\0") - 1, {w: n for w in wanted if (n := marked.count(f"\0{w}\0"))}
 
 
-@functools.lru_cache(maxsize=8192)
+SENTENCE_CHARS = 600
+"""Texts up to this long (sentences, titles, rows) are remembered apart from longer ones (chunks)."""
+
+
 def _stemmed(text: str) -> str:
-    """The stems of a text joined by NUL, remembered for the last 8,192 texts (a chunk's are some 2.5 KB):
-    reads, passages and every turn and ``--parallel`` run rank the same chunks by their terms."""
+    """The stems of a text, each between two NULs of its own ("\\0\\0heron\\0\\0sale\\0\\0": a word's
+    occurrences are counted without overlap), remembered: reads, passages and every turn and ``--parallel``
+    run rank the same chunks and sentences by their terms. The last 8,192 chunks (some 2.5 KB each) and the
+    last 32,768 shorter texts: a resident process's passages read some 9,000 sentences of the drive's three
+    filings, which 8,192 texts in all did not hold from one question to the next (a third of the lookups of
+    a question asked again missed)."""
+    return (_stemmed_sentence if len(text) <= SENTENCE_CHARS else _stemmed_chunk)(text)
+
+
+def _analyzed(text: str) -> str:
     global _ANALYZER
     if _ANALYZER is None:
         from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
 
         _ANALYZER = TextAnalyzerBuilder(Tokenizer.simple()).filter(Filter.lowercase()).filter(
             Filter.stemmer("english")).build()
-    return "\0".join(_ANALYZER.analyze(keyword_form(text)))
+    words = _ANALYZER.analyze(keyword_form(text))
+    return "\0\0" + "\0\0".join(words) + "\0\0" if words else ""
+
+
+_stemmed_sentence = functools.lru_cache(maxsize=32768)(_analyzed)
+_stemmed_chunk = functools.lru_cache(maxsize=8192)(_analyzed)
 
 
 FORMAT = "2"
