@@ -70,6 +70,9 @@ class ToolSpec:
     """Runs alone, before the other calls of its turn (it changes what they may do)."""
     by_query: bool = False
     """What it retrieves depends on the query in effect (besides its argument and the chunks already shown)."""
+    shown_of: Callable[["Tools", object], frozenset] | None = None
+    """The chunks already shown that what it retrieves depends on (default: all of them): the runs of one
+    search that differ only in others share its retrieval (:meth:`Tools._retrieve`)."""
 
 
 class Tools:
@@ -153,8 +156,8 @@ class Tools:
     def _retrieve(self, spec: ToolSpec, value, query: str):
         if self.shared is None or spec.first:
             return spec.retrieve(self, value, query)
-        key = (spec.name, json.dumps(value, sort_keys=True), query if spec.by_query else None,
-               frozenset(self.context.shown))
+        shown = spec.shown_of(self, value) if spec.shown_of else frozenset(self.context.shown)
+        key = (spec.name, json.dumps(value, sort_keys=True), query if spec.by_query else None, shown)
         return self.shared.get(key, lambda: spec.retrieve(self, value, query))
 
     def _arguments(self, name: str, arguments: str | dict) -> Observation | tuple[str, object]:
@@ -270,11 +273,25 @@ def _show_grep(tools: Tools, pattern, payload) -> Observation:
     return obs
 
 
-def _read(tools: Tools, doc_id, query: str):
-    doc_id = str(doc_id).strip()
-    corpus = tools.corpus
-    if "_" in doc_id and corpus.doc(doc_id) is None:
+def _doc_id(tools: Tools, value) -> str:
+    doc_id = str(value).strip()
+    if "_" in doc_id and tools.corpus.doc(doc_id) is None:
         doc_id = doc_id.rsplit("_", 1)[0]  # a chunk id was given
+    return doc_id
+
+
+def _read_shown(tools: Tools, value) -> frozenset:
+    """A read depends on which chunks of its document were shown, not on what else was."""
+    doc_id = _doc_id(tools, value)
+    if tools.corpus.doc(doc_id) is None:
+        return frozenset()
+    shown = tools.context.shown
+    return frozenset(c.id for c in tools.corpus.doc_chunks(doc_id) if c.id in shown)
+
+
+def _read(tools: Tools, doc_id, query: str):
+    corpus = tools.corpus
+    doc_id = _doc_id(tools, doc_id)
     doc = corpus.doc(doc_id)
     if doc is None:
         return _error(f"no document {doc_id!r}; document ids are the part of a chunk id before the underscore")
@@ -330,7 +347,7 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(READ, "doc_id", {"type": "string"}, "The document id (the part of a chunk id before the underscore).",
              "Read a document: its chunks ranked against the current query, cut to the remaining budget.",
              "more chunks of one document, ranked against your latest query.",
-             _read, _show_read, by_query=True),
+             _read, _show_read, by_query=True, shown_of=_read_shown),
     ToolSpec(PRUNE, "chunk_ids", {"type": "array", "items": {"type": "string"}}, "Ids of chunks to remove.",
              "Remove chunks you no longer need from the context to free tokens.",
              "remove chunks you no longer need from your context.",

@@ -22,24 +22,18 @@ def bridges(ranker, doc, title: str) -> list[str]:
     own title, not a date, a year, a bare first name, a capitalised word that only starts
     sentences, or a name written all over the corpus (``ranker``: the question's
     :class:`c1.retrieval.evidence.Ranker`; ``doc``: a ``DocView``; ``title``: its title as a name)."""
-    q_lower = ranker.asked.text.lower()
-    terms = set(ranker.asked.terms)
-    contents = [tx.content(t) for _, t in doc.chunks]
+    read = [_chunk_names(ranker, cid, text) for cid, text in doc.chunks]
+    contents = [content for content, _ in read]
     body = "\n".join(contents)
     firsts = set().union(*map(_first_names, contents))  # a name or a line never spans two chunks' content
     after_word = _after_lower(contents)
     mid = functools.cache(lambda word: word in after_word if _WORD.fullmatch(word) else _mid_sentence(body, word))
     scored: dict[str, float] = {}
     pos = 0
-    for _, text in doc.chunks:
-        for s, e in tx.units(text):
-            words, names = _read(text[s:e])
-            rel = sum(1 for t in terms if t in words)
-            for ent in names:
-                if ent.lower() in q_lower:
-                    continue
-                n = ranker.normed(ent)
-                if not n or n == title or n in title or n in STOPWORDS:
+    for _, units in read:
+        for rel, names in units:
+            for ent, n in names:
+                if n == title or n in title:
                     continue
                 if " " not in ent and (ent in firsts or not mid(ent)):
                     continue
@@ -53,6 +47,24 @@ def bridges(ranker, doc, title: str) -> list[str]:
     # not a colleague's first name in a mailbox
     out = [e for e in picks[: 4 * BRIDGES_PER_PIVOT] if not ranker.common(e, RARE_SHARE)][:BRIDGES_PER_PIVOT + 1]
     return out
+
+
+def _chunk_names(ranker, chunk_id: str, text: str) -> tuple[str, list[tuple[int, tuple[tuple[str, str], ...]]]]:
+    """A chunk's content and, sentence by sentence, the question's terms it holds and its names that the
+    question lacks (each with its normal form), remembered by the question's ``ranker``: a pivot is read
+    again at every turn that shows it one more chunk, and by every run of the search."""
+    got = ranker.chunk_names.get(chunk_id)
+    if got is None:
+        q_lower = ranker.asked.text.lower()
+        terms = set(ranker.asked.terms)
+        units = []
+        for s, e in tx.units(text):
+            words, names = _read(text[s:e])
+            kept = tuple((ent, n) for ent in names
+                         if ent.lower() not in q_lower and (n := ranker.normed(ent)) and n not in STOPWORDS)
+            units.append((sum(1 for t in terms if t in words), kept))
+        got = ranker.chunk_names[chunk_id] = (tx.content(text), units)
+    return got
 
 
 @functools.lru_cache(maxsize=4 * TEXTS)

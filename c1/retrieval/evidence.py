@@ -110,6 +110,8 @@ class Ranker:
         self._words: dict[str, tuple[str, frozenset[str]]] = {}  # chunk id (or title) → (its text, its stems)
         self._bridges: dict[tuple, list[str]] = {}
         self._units: dict[str, list[tuple[str, int]]] = {}
+        self.chunk_names: dict[str, tuple] = {}
+        """What a chunk gives as bridges (:func:`c1.retrieval.bridges._chunk_names`), by chunk id."""
 
     # helpers --------------------------------------------------------------------------------
     def normed(self, text: str) -> str:
