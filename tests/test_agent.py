@@ -422,3 +422,30 @@ def test_parallel_runs_share_identical_calls_and_answer_as_without(corpus, corpu
     assert shared == alone and shared
     assert [t["messages"] for t in runs_shared] == [t["messages"] for t in runs_alone]
     assert n_shared < n_alone
+
+
+def test_runs_share_a_read_when_they_showed_the_same_chunks_of_its_document(corpus, monkeypatch):
+    """A read depends on the query and on which chunks of its document a run was shown, not on what else it
+    was shown: two runs of one search that hold different chunks of other documents share the read; one that
+    was shown a chunk of the document reads it again."""
+    import dataclasses
+
+    from c1.agent import tools as tools_mod
+    from c1.agent.shared import SharedWork
+
+    worked = []
+    spec = tools_mod.TOOLS["read_document"]
+    monkeypatch.setitem(tools_mod.TOOLS, "read_document", dataclasses.replace(
+        spec, retrieve=lambda t, v, q: worked.append(v) or spec.retrieve(t, v, q)))
+    shared = SharedWork()
+    runs = [Tools(corpus, Context(32768), "question", ToolConfig(), shared) for _ in range(3)]
+    shown = runs[0].execute("search_corpus", {"query": "drummer Hall of Fame"}, query="drummer Hall of Fame")
+    assert shown.refs
+    others = {r.id.rsplit("_", 1)[0] for r in shown.refs}
+    doc_id = sorted({cid.rsplit("_", 1)[0] for cid, _ in corpus.all_chunks} - others)[0]
+    first, second = (t.execute("read_document", {"doc_id": doc_id}, query="drummer") for t in runs[:2])
+    assert len(worked) == 1 and [r.id for r in first.refs] == [r.id for r in second.refs] and first.refs
+    runs[2].execute("read_document", {"doc_id": doc_id}, query="drummer")
+    assert len(worked) == 1  # the third run holds nothing of it either
+    runs[2].execute("read_document", {"doc_id": doc_id}, query="drummer")  # now it holds its chunks
+    assert len(worked) == 2
