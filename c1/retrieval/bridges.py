@@ -24,10 +24,16 @@ def bridges(ranker, doc, title: str) -> list[str]:
     :class:`c1.retrieval.evidence.Ranker`; ``doc``: a ``DocView``; ``title``: its title as a name)."""
     read = [_chunk_names(ranker, cid, text) for cid, text in doc.chunks]
     contents = [content for content, _ in read]
-    body = "\n".join(contents)
     firsts = set().union(*map(_first_names, contents))  # a name or a line never spans two chunks' content
     after_word = _after_lower(contents)
-    mid = functools.cache(lambda word: word in after_word if _WORD.fullmatch(word) else _mid_sentence(body, word))
+    mids: dict[str, bool] = {}
+
+    def mid(word: str) -> bool:
+        got = mids.get(word)
+        if got is None:
+            got = mids[word] = word in after_word if _WORD.fullmatch(word) else _mid_sentence("\n".join(contents), word)
+        return got
+
     scored: dict[str, float] = {}
     pos = 0
     for _, units in read:
