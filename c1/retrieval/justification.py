@@ -13,16 +13,13 @@ def justify(ranker, doc, qsim: dict[str, float], ranking=None) -> str:
     its rarity in the corpus (and, for a document a bridge brought in, the bridge's name), best chunk
     first on ties; never a header, greeting, signature or separator, and a sentence that many chunks
     hold word for word (a mailing list's footer, a disclaimer) is boilerplate, passed over."""
-    from c1.retrieval.bridges import BRIDGES_PER_PIVOT
     from c1.retrieval.terms import content_terms
     from c1.store.lexical import stems
 
     weights = dict(ranker.asked.weights)
-    if ranking is not None and ranking.features.get(doc.doc_id, {}).get("bridge"):
-        for p in ranking.pivots:
-            for e in ranking.bridges.get(p, [])[:BRIDGES_PER_PIVOT]:
-                for w in content_terms(e):
-                    weights.setdefault(w, 1.0)
+    for e in bridge_names(doc.doc_id, ranking):
+        for w in content_terms(e):
+            weights.setdefault(w, 1.0)
     wanted = {(stems(t) or [t])[0]: w for t, w in weights.items()}
     cands = []
     for cid, text in doc.chunks:
@@ -41,6 +38,16 @@ def justify(ranker, doc, qsim: dict[str, float], ranking=None) -> str:
         if not _boilerplate(ranker.searcher, unit):
             return _shown(*where)
     return _shown(*cands[0][2]) if cands else ""
+
+
+def bridge_names(doc_id: str, ranking) -> tuple[str, ...]:
+    """What of a run's ``ranking`` a document's justification weighs besides the question: the pivots'
+    bridges, where a bridge brought the document in (else none)."""
+    if ranking is None or not ranking.features.get(doc_id, {}).get("bridge"):
+        return ()
+    from c1.retrieval.bridges import BRIDGES_PER_PIVOT
+
+    return tuple(e for p in ranking.pivots for e in ranking.bridges.get(p, [])[:BRIDGES_PER_PIVOT])
 
 
 def _shown(text: str, units: list, i: int) -> str:

@@ -142,6 +142,10 @@ class Answering:
         return Reply(text=render_final(ranked), ranked=ranked)
 
     def _justification(self, state: AgentState, view) -> str:
-        """The document's justification from its view, as another run with the same view and ranking found it."""
-        key = ("why", view.doc_id, tuple(c for c, _ in view.chunks), self._rank_key)
+        """The document's justification from its view, as another run found it that held the same chunks of it
+        and weighed the same bridges (``justification.bridge_names``; a chunk's similarity to the question is
+        every run's)."""
+        from c1.retrieval.justification import bridge_names
+
+        key = ("why", view.doc_id, tuple(c for c, _ in view.chunks), bridge_names(view.doc_id, self._ranking))
         return self._alike(state, key, lambda: self._ranker.justification(view, self._qsim, self._ranking))

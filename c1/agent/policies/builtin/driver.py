@@ -79,8 +79,6 @@ class BuiltinPolicy(Planning, Answering):
     _qvec: object = None
     _ranker: evd.Ranker | None = None
     _ranking: rkg.Ranking | None = None
-    _rank_key: tuple = ()
-    """What ``_ranking`` was worked out from (:meth:`_rank`)."""
     _comparison: bool = False
     _question: str = ""
     """The question with its names written as the corpus writes them (``text.truecase``)."""
@@ -226,7 +224,7 @@ class BuiltinPolicy(Planning, Answering):
         of the same search scored the same view: :meth:`_alike`)."""
         own = self._own or sorted(self._anchor, key=lambda d: self._anchor[d])
         views = self._views(state)
-        key = self._rank_key = ("rank", tuple(own), tuple((d, v.title, tuple(c for c, _ in v.chunks)) for d, v in views.items()))
+        key = ("rank", tuple(own), tuple((d, v.title, tuple(c for c, _ in v.chunks)) for d, v in views.items()))
         self._ranking = self._alike(state, key, lambda: self._ranker.rank(views, own, self._qsim))
 
     def _alike(self, state: AgentState, key: tuple, work):
