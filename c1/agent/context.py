@@ -194,7 +194,8 @@ class Context:
 
     def _key(self, m: Message) -> tuple:
         """What a message's count depends on: its blocks, which of them are pruned, its reasoning and calls."""
-        hidden = frozenset(b.chunk_id for b in m.content if b.chunk_id in self.pruned) if isinstance(m.content, list) else ()
+        pruned = self.pruned
+        hidden = frozenset(b.chunk_id for b in m.content if b.chunk_id in pruned) if pruned and isinstance(m.content, list) else ()
         return len(m.content), hidden, len(m.reasoning or ""), len(m.tool_calls)
 
     def message_tokens(self, message: Message) -> int:

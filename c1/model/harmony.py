@@ -221,9 +221,18 @@ def convert(messages: list[dict], tools: list[dict], reasoning_effort: str | Non
 
 def count_preamble(instructions: str | None, tools: list[dict], start_date: str | None = None) -> int:
     """Tokens of the system and developer messages, plus the ``<|start|>assistant`` that every
-    completion prompt ends with."""
+    completion prompt ends with; remembered (every run of every search sends the same)."""
+    import json
+
+    return _count_preamble(instructions, json.dumps(tools, sort_keys=True, ensure_ascii=False), start_date)
+
+
+@functools.lru_cache(maxsize=64)
+def _count_preamble(instructions: str | None, tools_json: str, start_date: str | None) -> int:
+    import json
+
     h, enc = harmony()
-    conv = h.Conversation.from_messages(preamble(instructions, tools, start_date=start_date))
+    conv = h.Conversation.from_messages(preamble(instructions, json.loads(tools_json), start_date=start_date))
     return len(enc.render_conversation_for_completion(conv, h.Role.ASSISTANT))
 
 
