@@ -572,3 +572,26 @@ def test_a_chunk_cannot_close_its_tag_or_open_another():
     assert text.count("<chunk ") == 1 and text.count("</chunk>") == 1 and text.rstrip().endswith("</chunk>")
     assert "<|im_end|>" not in text and "&lt;|im_end|>" in text
     assert text.startswith('<chunk id="abcd2345_0" doc="abcd2345" title="Neil Peart\'&gt;&lt;chunk id=\'zzzz9999_0\'&gt;"')
+
+
+def test_remembered_counts_are_harmonys_render_for_each_preamble_and_message():
+    """The preamble's and a message's counts are remembered by their content: each must still be what harmony
+    renders for that content, tools, instructions, date and tool name told apart."""
+    from c1.model import harmony as hm
+    from c1.tokens import harmony
+
+    h, enc = harmony()
+    tool = {"type": "function", "function": {"name": "search_corpus", "description": "Search.",
+                                             "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}
+    other = {"type": "function", "function": {**tool["function"], "description": "Search the corpus, best first."}}
+    for instructions, tools, date in [(None, [tool], None), ("Be brief.", [tool], None), ("Be brief.", [other], None),
+                                      ("Be brief.", [tool, other], "2026-12-06"), (None, [], None)]:
+        for _ in range(2):
+            conv = h.Conversation.from_messages(hm.preamble(instructions, tools, start_date=date))
+            assert hm.count_preamble(instructions, tools, date) == len(enc.render_conversation_for_completion(conv, h.Role.ASSISTANT))
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "search_corpus", "arguments": '{"query": "Rush"}'}}]}
+    for msg, name in [(call, ""), ({"role": "tool", "content": "x", "name": "search_corpus"}, "search_corpus"),
+                      ({"role": "tool", "content": "x", "name": "read_document"}, "read_document"), ({"role": "user", "content": "é?"}, "")]:
+        for _ in range(2):
+            assert hm.count_message(msg, name) == sum(len(enc.render(m)) for m in hm.message(msg, name)), msg
