@@ -270,8 +270,8 @@ class Ranker:
         document's title, a back-link where the document mentions the pivot's, a bridge where the document
         holds one of the pivot's names the question lacks."""
         strength = (1.0 if feats[p]["named"] or i == 0 else 0.6) * self._quality(feats[p])
-        sents = [u for c, t in docs[p].chunks for u in self.units(c, t)]
-        top_rel = max((r for _, r in sents), default=0) or 1
+        sents: list[tuple[str, int]] | None = None  # the pivot's sentences, read where one mentions a title
+        top_rel = 1
         ents = [(f" {self.normed(e)} ", w) for w, e in zip(BRIDGE_RANK, bridges)]
         for d in docs:
             if d == p:
@@ -279,6 +279,9 @@ class Ranker:
             t = linkable.get(d)
             fwd = 0.0
             if t and f" {t} " in read.norms[p]:
+                if sents is None:
+                    sents = [u for c, text in docs[p].chunks for u in self.units(c, text)]
+                    top_rel = max((r for _, r in sents), default=0) or 1
                 for n, rel in sents:
                     if f" {t} " in f" {n} ":
                         fwd = max(fwd, 0.5 + 0.5 * rel / top_rel)

@@ -126,7 +126,8 @@ class FlatVectors:
         sims = self._unit @ (q / norm if norm > 0 else q)
         top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
         top = top[np.lexsort((top, -sims[top]))]  # best first; equal scores in the snapshot's order
-        return [(self.ids[i], float(sims[i])) for i in top]
+        ids = self.ids
+        return [(ids[i], s) for i, s in zip(top.tolist(), sims[top].tolist())]  # Python numbers, read at once
 
     def vectors(self, ids: list[str]) -> dict[str, "np.ndarray"]:
         rows = {cid: self._rows[cid] for cid in ids if cid in self._rows}
