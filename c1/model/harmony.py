@@ -244,7 +244,7 @@ def count_message(msg: dict, tool_name: str = "") -> int:
     return _count_json(json.dumps(msg, sort_keys=True, ensure_ascii=False), tool_name)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _count_json(msg_json: str, tool_name: str) -> int:
     import json
 
