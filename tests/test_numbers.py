@@ -150,7 +150,7 @@ def test_a_texts_term_counts_are_those_of_its_stems():
     for _ in range(2000):
         text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) + rng.choice(["", ".", " 2022"])
         bag = stems(text)
-        wanted = list(dict.fromkeys(rng.sample(bag, min(len(bag), 3)) + ["absent"]))
+        wanted = list(dict.fromkeys(rng.sample(bag, min(len(bag), 3)) + ["absent", ""]))
         assert stem_counts(text, wanted) == (len(bag), {w: n for w, n in Counter(bag).items() if w in wanted}), text
 
 

@@ -63,7 +63,7 @@ def stem_counts(text: str, wanted) -> tuple[int, dict[str, int]]:
     marked = _stemmed(text)
     if not marked:
         return 0, {}
-    return marked.count("\0\0") - 1, {w: n for w in wanted if (n := marked.count(f"\0{w}\0"))}
+    return marked.count("\0\0") - 1, {w: n for w in wanted if w and (n := marked.count(f"\0{w}\0"))}
 
 
 SENTENCE_CHARS = 600
