@@ -54,8 +54,8 @@ def test_a_copy_of_a_pivot_gets_nothing_from_it_and_no_document_is_read_for_copi
         "e": DocView("e", "Epsilon", [("e_0", "epsilon minutes of a quiet meeting, nothing else")]),
     }
     read: list[str] = []
-    make = in_view.Bodies.__missing__
-    monkeypatch.setattr(in_view.Bodies, "__missing__", lambda self, d: read.append(d) or make(self, d))
+    make = in_view.Lazy.__missing__
+    monkeypatch.setattr(in_view.Lazy, "__missing__", lambda self, d: read.append(d) or make(self, d))
     r = Ranker("Which label did the drummer of Alpha Band join?").rank(
         docs, ["a", "a2", "b", "e"], {"a_0": 0.8, "a2_0": 0.79, "b_0": 0.6, "e_0": 0.1})
     assert "a" not in r.sources["a2"] and "a2" not in r.sources["a"]

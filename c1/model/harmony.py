@@ -31,7 +31,7 @@ served. (Chat-template models — Qwen's ``<tool_call>`` blocks — keep several
 
 from __future__ import annotations
 
-import functools
+import json
 
 from c1.tokens import harmony
 
@@ -221,32 +221,33 @@ def convert(messages: list[dict], tools: list[dict], reasoning_effort: str | Non
 
 def count_preamble(instructions: str | None, tools: list[dict], start_date: str | None = None) -> int:
     """Tokens of the system and developer messages, plus the ``<|start|>assistant`` that every
-    completion prompt ends with; remembered (every run of every search sends the same)."""
-    import json
+    completion prompt ends with."""
+    def count() -> int:
+        h, enc = harmony()
+        conv = h.Conversation.from_messages(preamble(instructions, tools, start_date=start_date))
+        return len(enc.render_conversation_for_completion(conv, h.Role.ASSISTANT))
 
-    return _count_preamble(instructions, json.dumps(tools, sort_keys=True, ensure_ascii=False), start_date)
-
-
-@functools.lru_cache(maxsize=64)
-def _count_preamble(instructions: str | None, tools_json: str, start_date: str | None) -> int:
-    import json
-
-    h, enc = harmony()
-    conv = h.Conversation.from_messages(preamble(instructions, json.loads(tools_json), start_date=start_date))
-    return len(enc.render_conversation_for_completion(conv, h.Role.ASSISTANT))
+    return _remembered(["preamble", instructions, tools, start_date], count)
 
 
 def count_message(msg: dict, tool_name: str = "") -> int:
-    """Tokens of one chat message (not the leading system prompt) as harmony renders it; remembered by
-    the message's JSON (the runs of ``--parallel`` and a question asked again make the same calls)."""
-    import json
-
-    return _count_json(json.dumps(msg, sort_keys=True, ensure_ascii=False), tool_name)
+    """Tokens of one chat message (not the leading system prompt) as harmony renders it."""
+    return _remembered(["message", msg, tool_name],
+                       lambda: sum(len(harmony()[1].render(m)) for m in message(msg, tool_name)))
 
 
-@functools.lru_cache(maxsize=1024)
-def _count_json(msg_json: str, tool_name: str) -> int:
-    import json
+_COUNTS: dict[str, int] = {}
+COUNTS_KEPT = 1024
+"""Counts remembered by what was counted, as JSON (a model's long replies among them)."""
 
-    enc = harmony()[1]
-    return sum(len(enc.render(m)) for m in message(json.loads(msg_json), tool_name))
+
+def _remembered(what: list, count) -> int:
+    """``count()``, remembered by ``what`` (its JSON): every run of every search counts the same preamble, and
+    the runs of ``--parallel`` and a question asked again make the same calls."""
+    key = json.dumps(what, sort_keys=True, ensure_ascii=False)
+    got = _COUNTS.get(key)
+    if got is None:
+        if len(_COUNTS) >= COUNTS_KEPT:
+            _COUNTS.clear()
+        got = _COUNTS[key] = count()
+    return got

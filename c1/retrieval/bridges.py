@@ -92,6 +92,7 @@ def _first_names(content: str) -> frozenset[str]:
 _BEFORE_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789,;:)")
 _WORD = re.compile(r"\w+")
 _AFTER_LOWER = re.compile(r"[a-z0-9,;:)]\s+(?=(\w+))")
+_FIRST_WORD = re.compile(r"\s*(\w+)")
 
 
 def _after_lower(contents: list[str]) -> frozenset[str]:
@@ -101,7 +102,7 @@ def _after_lower(contents: list[str]) -> frozenset[str]:
     got = set().union(*map(_words_after_lower, contents))
     last = ""  # the last character of the contents so far that is not white space
     for content in contents:
-        if last in _BEFORE_NAME and (m := re.match(r"\s*(\w+)", content)):
+        if last in _BEFORE_NAME and (m := _FIRST_WORD.match(content)):
             got.add(m.group(1))
         last = content.rstrip()[-1:] or last
     return frozenset(got)

@@ -271,7 +271,6 @@ class Ranker:
         holds one of the pivot's names the question lacks."""
         strength = (1.0 if feats[p]["named"] or i == 0 else 0.6) * self._quality(feats[p])
         sents: list[tuple[str, int]] | None = None  # the pivot's sentences, read where one mentions a title
-        top_rel = 1
         ents = [(f" {self.normed(e)} ", w) for w, e in zip(BRIDGE_RANK, bridges)]
         for d in docs:
             if d == p:

@@ -21,17 +21,14 @@ def _joined(ranker, chunks: list[tuple[str, str]]) -> str:
     return " ".join(n for n in (ranker.normed(t) for _, t in chunks) if n)
 
 
-class Bodies(dict):
-    """What is worked out for a document when first asked for: its content words (its chunks' content
-    lines', chunk by chunk: each chunk's are remembered; most documents are never asked: only those that
-    hold all the question's terms, and those a pivot relates to, are checked for copies), its text in view
-    (only a question with an exact phrase reads it)."""
+class Lazy(dict):
+    """Values by key, each worked out by ``make(key)`` when first asked for."""
 
     def __init__(self, make):
         super().__init__()
         self._make = make
 
-    def __missing__(self, d: str) -> frozenset:
+    def __missing__(self, d: str):
         self[d] = got = self._make(d)
         return got
 
@@ -39,14 +36,17 @@ class Bodies(dict):
 class InView:
     """The documents in view as :meth:`c1.retrieval.evidence.Ranker.rank` compares them (``ranker``: that
     Ranker, for its normal forms; ``docs``: document id → ``DocView``): titles as written (``raw``) and as
-    names (``titles``: "" for a title several documents share), each one's text in view, its normalised
-    form with its title (``norms``), its content words (``bodies``) and whether all of it is in view."""
+    names (``titles``: "" for a title several documents share), each one's text in view (``texts``: only a
+    question with an exact phrase reads it), its normalised form with its title (``norms``), its content
+    words (``bodies``: its chunks' content lines', each chunk's remembered; only documents that hold all
+    the question's terms, and those a pivot relates to, are checked for copies) and whether all of it is in
+    view. ``texts`` and ``bodies`` are worked out for a document when first asked for."""
 
     def __init__(self, ranker, docs: dict):
         self.raw = {d: v.title or "" for d, v in docs.items()}
         shared = {tx.clean_title(t) for t, n in Counter(self.raw.values()).items() if n > 1}
         self.titles = {d: ("" if tx.clean_title(t) in shared else tx.clean_title(t)) for d, t in self.raw.items()}
-        self.texts = Bodies(lambda d: " ".join(t for _, t in docs[d].chunks))
+        self.texts = Lazy(lambda d: " ".join(t for _, t in docs[d].chunks))
         self.norms = {d: f" {ranker.normed(self.raw[d])} {_joined(ranker, v.chunks)} " for d, v in docs.items()}
-        self.bodies = Bodies(lambda d: frozenset().union(*(_words(ranker.normed(tx.content(t))) for _, t in docs[d].chunks)))
+        self.bodies = Lazy(lambda d: frozenset().union(*(_words(ranker.normed(tx.content(t))) for _, t in docs[d].chunks)))
         self.whole = {d: ranker._whole(d, len(v.chunks)) for d, v in docs.items()}
