@@ -114,14 +114,13 @@ def _chunk_lengths(home: str) -> None:
     """Word pieces per chunk by kind of file, from the manifest (the annual reports' long chunks)."""
     import sqlite3
 
-    from c1.tokens import encoding
+    from c1.tokens import count_tokens
 
     db = sqlite3.connect(f"file:{home}/collections/default/manifest.sqlite?mode=ro", uri=True)
     rows = db.execute("SELECT d.path, c.text FROM chunks c JOIN docs d USING (doc_id)").fetchall()
     by_kind: dict[str, list[int]] = {}
-    enc = encoding()
     for path, body in rows:
-        by_kind.setdefault(_kind(path), []).append(len(enc.encode(body, disallowed_special=())))
+        by_kind.setdefault(_kind(path), []).append(count_tokens(body))
     print("\n## chunk length (o200k tokens) by kind of file: chunks, median, max")
     for kind, lengths in sorted(by_kind.items()):
         print(f"  {kind:<10} {len(lengths):6d} {statistics.median(lengths):8.0f} {max(lengths):8d}")

@@ -26,6 +26,15 @@ def _xdg(var: str, fallback: str) -> Path:
     return Path(value) if value else Path.home() / fallback
 
 
+def default_cache_dir() -> Path:
+    """``$C1_CACHE_DIR``, else ``$XDG_CACHE_HOME/c1`` (an absolute one: the XDG spec ignores a relative
+    one), else ``~/.cache/c1``."""
+    if os.environ.get("C1_CACHE_DIR"):
+        return Path(os.environ["C1_CACHE_DIR"]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg and os.path.isabs(xdg) else Path("~/.cache").expanduser()) / "c1"
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path = field(default_factory=lambda: _xdg("XDG_DATA_HOME", ".local/share") / "c1")

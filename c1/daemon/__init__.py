@@ -19,7 +19,7 @@ Rules: started on demand — by the first ``c1 search`` or ``c1 status``, or by 
 (once committed, it has the resident process open the collection and run one search on it, so that
 the user's next search is answered warm; ``--watch`` asks again every ``daemon_idle / 2`` seconds,
 so it does not idle out while watching: :func:`c1.daemon.client.kept_warm`); it loads the models (the
-ONNX sessions, the o200k encoding) in a second thread while its first imports the rest; once it has
+ONNX sessions, the o200k vocabulary) in a second thread while its first imports the rest; once it has
 answered, it writes the collection's vector snapshot (:mod:`c1.store.flat`), so that the next fresh
 process of the home searches it without importing chromadb at all (the largest part of its start:
 docs/benchmarks.md, "Where the first search's time goes"); exits after

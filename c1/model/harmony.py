@@ -32,8 +32,10 @@ served. (Chat-template models — Qwen's ``<tool_call>`` blocks — keep several
 from __future__ import annotations
 
 import json
+import re
+from typing import NamedTuple
 
-from c1.tokens import harmony
+from c1.tokens import count_tokens, harmony
 
 
 def text_of(content) -> str:
@@ -66,28 +68,42 @@ def preamble(instructions: str | None, tools: list[dict], reasoning_effort: str 
     return out
 
 
+class Frame(NamedTuple):
+    """One harmony message, before the library makes it: its author (a role, or a tool's name), channel,
+    recipient, content type and text. The library's message (:func:`_harmony`) and its count
+    (:func:`_frame_tokens`) are both made from it."""
+
+    role: str  # user, assistant, developer (text: its instructions) or tool
+    text: str
+    channel: str | None = None
+    recipient: str | None = None
+    content_type: str | None = None
+    name: str | None = None  # a tool's author name, functions.NAME
+
+
 def assistant(msg: dict, generation_order: bool = False) -> list:
     """One chat assistant message → its harmony messages. ``generation_order``: analysis first, as a
     model generates; otherwise as vLLM re-renders history (commentary preamble, analysis, calls)."""
-    h = harmony()[0]
-    A = h.Role.ASSISTANT
+    return [_harmony(f) for f in _assistant_frames(msg, generation_order)]
+
+
+def _assistant_frames(msg: dict, generation_order: bool = False) -> list[Frame]:
     out = []
     content = text_of(msg.get("content"))
     reasoning = msg.get("reasoning") or msg.get("reasoning_content")
     calls = msg.get("tool_calls") or []
     if calls:
-        preamble_msg = [h.Message.from_role_and_content(A, content).with_channel("commentary")] if content else []
-        thought = [h.Message.from_role_and_content(A, reasoning).with_channel("analysis")] if reasoning else []
+        preamble_msg = [Frame("assistant", content, "commentary")] if content else []
+        thought = [Frame("assistant", reasoning, "analysis")] if reasoning else []
         out += (thought + preamble_msg) if generation_order else (preamble_msg + thought)
         for c in calls:
             fn = c.get("function") or c
-            out.append(h.Message.from_role_and_content(A, fn.get("arguments") or "").with_channel("commentary")
-                       .with_recipient(f"functions.{fn.get('name', '')}").with_content_type("json"))
+            out.append(Frame("assistant", fn.get("arguments") or "", "commentary", f"functions.{fn.get('name', '')}", "json"))
         return out
     if reasoning:
-        out.append(h.Message.from_role_and_content(A, reasoning).with_channel("analysis"))
+        out.append(Frame("assistant", reasoning, "analysis"))
     if content:
-        out.append(h.Message.from_role_and_content(A, content).with_channel("final"))
+        out.append(Frame("assistant", content, "final"))
     return out
 
 
@@ -189,17 +205,44 @@ def _start_assistant() -> list[int]:
 
 def message(msg: dict, tool_name: str = "") -> list:
     """Any chat message after the leading system prompt → its harmony messages."""
-    h = harmony()[0]
+    return [_harmony(f) for f in _frames(msg, tool_name)]
+
+
+def _frames(msg: dict, tool_name: str = "") -> list[Frame]:
     role = msg.get("role")
     if role == "assistant":
-        return assistant(msg)
+        return _assistant_frames(msg)
     if role == "tool":
         name = msg.get("name") or tool_name
-        return [h.Message.from_author_and_content(h.Author.new(h.Role.TOOL, f"functions.{name}"), text_of(msg.get("content")))
-                .with_channel("commentary").with_recipient("assistant")]
+        return [Frame("tool", text_of(msg.get("content")), "commentary", "assistant", name=f"functions.{name}")]
     if role in ("system", "developer"):
-        return [h.Message.from_role_and_content(h.Role.DEVELOPER, h.DeveloperContent.new().with_instructions(text_of(msg.get("content"))))]
-    return [h.Message.from_role_and_content(h.Role.USER, text_of(msg.get("content")))]
+        return [Frame("developer", text_of(msg.get("content")))]
+    return [Frame("user", text_of(msg.get("content")))]
+
+
+def _harmony(f: Frame):
+    h = harmony()[0]
+    if f.role == "developer":
+        m = h.Message.from_role_and_content(h.Role.DEVELOPER, h.DeveloperContent.new().with_instructions(f.text))
+    elif f.name:
+        m = h.Message.from_author_and_content(h.Author.new(h.Role.TOOL, f.name), f.text)
+    else:
+        m = h.Message.from_role_and_content(h.Role(f.role), f.text)
+    if f.channel:
+        m = m.with_channel(f.channel)
+    if f.recipient:
+        m = m.with_recipient(f.recipient)
+    return m.with_content_type(f.content_type) if f.content_type else m
+
+
+def _frame_tokens(f: Frame) -> int:
+    """Tokens of the library's render of ``f``, counted without it: ``<|start|>``, the author and any recipient
+    as one text, then ``<|channel|>`` and the channel with any content type as one, ``<|message|>``, the text,
+    and the token that ends it (tests/test_model_path.py holds this equal to the render)."""
+    author = (f.name or f.role) + (f" to={f.recipient}" if f.recipient else "")
+    text = f"# Instructions\n\n{f.text}" if f.role == "developer" else f.text
+    channel = 1 + count_tokens(f.channel + (f" {f.content_type}" if f.content_type else "")) if f.channel else 0
+    return 3 + count_tokens(author) + channel + count_tokens(text)
 
 
 def convert(messages: list[dict], tools: list[dict], reasoning_effort: str | None = None,
@@ -221,19 +264,56 @@ def convert(messages: list[dict], tools: list[dict], reasoning_effort: str | Non
 
 def count_preamble(instructions: str | None, tools: list[dict], start_date: str | None = None) -> int:
     """Tokens of the system and developer messages, plus the ``<|start|>assistant`` that every
-    completion prompt ends with."""
+    completion prompt ends with; kept on disk as well (:func:`_kept`), so that a search in a process of
+    its own loads neither the library nor its encoder (0.44 s). A date's value does not change the count
+    (its digits and dashes are tokens of their own, whatever they are: the tests ask it), so the count is
+    kept by the rest."""
     def count() -> int:
         h, enc = harmony()
         conv = h.Conversation.from_messages(preamble(instructions, tools, start_date=start_date))
         return len(enc.render_conversation_for_completion(conv, h.Role.ASSISTANT))
 
-    return _remembered(["preamble", instructions, tools, start_date], count)
+    date = "YYYY-MM-DD" if start_date and _DATE.fullmatch(start_date) else start_date
+    return _remembered(["preamble", instructions, tools, start_date],
+                       lambda: _kept(["preamble", instructions, tools, date], count))
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _kept(what: list, count) -> int:
+    """``count()``, kept in the cache folder (``$XDG_CACHE_HOME/c1/counts``) by ``what`` and the library's
+    version; worked out where not kept, and kept where the folder can be written."""
+    import hashlib
+    import importlib.metadata
+    import os
+
+    from c1.config import default_cache_dir
+
+    try:
+        version = importlib.metadata.version("openai-harmony")
+    except importlib.metadata.PackageNotFoundError:
+        return count()  # harmony() says what is missing
+    key = json.dumps([*what, version], sort_keys=True, ensure_ascii=False)
+    path = default_cache_dir() / "counts" / hashlib.sha256(key.encode()).hexdigest()[:32]
+    try:
+        return int(path.read_text())
+    except (OSError, ValueError):
+        pass
+    got = count()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f"{path.name}.{os.getpid()}")
+        part.write_text(str(got))
+        os.replace(part, path)  # whole or not at all
+    except OSError:
+        pass  # a read-only cache: counted again next time
+    return got
 
 
 def count_message(msg: dict, tool_name: str = "") -> int:
     """Tokens of one chat message (not the leading system prompt) as harmony renders it."""
-    return _remembered(["message", msg, tool_name],
-                       lambda: sum(len(harmony()[1].render(m)) for m in message(msg, tool_name)))
+    return _remembered(["message", msg, tool_name], lambda: sum(map(_frame_tokens, _frames(msg, tool_name))))
 
 
 _COUNTS: dict[str, int] = {}

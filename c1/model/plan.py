@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from c1.config import default_cache_dir
 from c1.model.errors import INSTALL_HINT, ServeError
 from c1.model.gpu import GpuInfo, GpuPlan, detect_gpus, plan_for
 from c1.model.settings import (
@@ -101,15 +102,6 @@ class ServePlan:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
         lines.append("command: " + (env + " " if env else "") + shlex.join(self.command))
         return lines
-
-
-def default_cache_dir() -> Path:
-    """``$C1_CACHE_DIR``, else ``$XDG_CACHE_HOME/c1`` (an absolute one: the XDG spec ignores a relative
-    one), else ``~/.cache/c1``."""
-    if os.environ.get("C1_CACHE_DIR"):
-        return Path(os.environ["C1_CACHE_DIR"]).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg and os.path.isabs(xdg) else Path("~/.cache").expanduser()) / "c1"
 
 
 def find_vllm(override: Sequence[str] | None = None) -> list[str] | None:
