@@ -49,7 +49,7 @@ def _loaded(steps: list) -> list[str]:
 
 def load_models_aside(settings: Settings):
     """A ``--no-daemon`` search loads its ONNX models (0.1 + 0.3 s, mostly free of the interpreter lock) in a
-    thread, begun before the collection opens so that they load beside it, and the o200k vocabulary (0.08 s,
+    thread, begun before the collection opens so that they load beside it, and the o200k vocabulary (0.13 s,
     holding the lock) in another, while the search waits for the embedder's session (its first question
     needs it); returns the embedder it loads, for the corpus (None: the corpus makes its own and
     reports why it cannot). Not a daemon, so a search that ends at once waits for it rather than tear the
