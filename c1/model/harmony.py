@@ -238,7 +238,7 @@ def _harmony(f: Frame):
 def _frame_tokens(f: Frame) -> int:
     """Tokens of the library's render of ``f``, counted without it: ``<|start|>``, the author and any recipient
     as one text, then ``<|channel|>`` and the channel with any content type as one, ``<|message|>``, the text,
-    and the token that ends it (tests/test_model_path.py holds this equal to the render)."""
+    and the token that ends it (tests/test_token_counts.py holds this equal to the render)."""
     author = (f.name or f.role) + (f" to={f.recipient}" if f.recipient else "")
     text = f"# Instructions\n\n{f.text}" if f.role == "developer" else f.text
     channel = 1 + count_tokens(f.channel + (f" {f.content_type}" if f.content_type else "")) if f.channel else 0
@@ -278,7 +278,7 @@ def count_preamble(instructions: str | None, tools: list[dict], start_date: str 
                        lambda: _kept(["preamble", instructions, tools, date], count))
 
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def _kept(what: list, count) -> int:
