@@ -124,8 +124,7 @@ def test_a_named_server_that_does_not_answer_is_said_for_the_batch_as_for_one_se
 def test_a_search_of_its_own_loads_its_models_in_a_thread_beside_its_first_turns(home, questions, monkeypatch, tmp_path):
     """A cold `c1 search --no-daemon` loaded the embedder when its first turn embedded the question (after
     the o200k encoding, which holds the interpreter lock) and the cross-encoder when its first read or its
-    passages asked for it; a thread now loads both once the collection is open (docs/performance.md), and
-    another the o200k vocabulary while the first turn waits for the embedder.
+    passages asked for it; a thread now loads both once the collection is open (docs/performance.md).
     Not the cross-encoder under --rerank off, nothing where there is no collection (its error comes at once),
     and the answer is the one the search gives without the thread."""
     import threading
@@ -144,20 +143,10 @@ def test_a_search_of_its_own_loads_its_models_in_a_thread_beside_its_first_turns
         callers.append((threading.current_thread().name, "embed " + texts[0]))
         return embed(self, texts)
 
-    from c1 import tokens
-
-    vocabulary = tokens._vocabulary
-
-    def loading():
-        callers.append((threading.current_thread().name, "vocabulary"))
-        return vocabulary()
-
     monkeypatch.setattr(rerankers, "make_reranker", spy)
     monkeypatch.setattr(OnnxEmbedder, "embed_queries", embedding)
-    monkeypatch.setattr(tokens, "_vocabulary", loading)
     got = one_search(home, questions[0])
     assert [c for c in callers if c[0] == "c1-load-models"] == [("c1-load-models", "embed warm up"), ("c1-load-models", "auto")], callers
-    assert [c for c in callers if c[0] == "c1-load-vocabulary"] == [("c1-load-vocabulary", "vocabulary")], callers
     callers.clear()
     one_search(home, questions[0], rerank="off")
     assert [c for c in callers if c[0] == "c1-load-models"] == [("c1-load-models", "embed warm up")], callers

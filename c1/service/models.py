@@ -49,9 +49,8 @@ def _loaded(steps: list) -> list[str]:
 
 def load_models_aside(settings: Settings):
     """A ``--no-daemon`` search loads its ONNX models (0.1 + 0.3 s, mostly free of the interpreter lock) in a
-    thread, begun before the collection opens so that they load beside it, and the o200k vocabulary (0.13 s,
-    holding the lock) in another, while the search waits for the embedder's session (its first question
-    needs it); returns the embedder it loads, for the corpus (None: the corpus makes its own and
+    thread, begun before the collection opens so that they load beside it and the o200k vocabulary (0.13 s,
+    holding the lock); returns the embedder it loads, for the corpus (None: the corpus makes its own and
     reports why it cannot). Not a daemon, so a search that ends at once waits for it rather than tear the
     interpreter down under onnxruntime (that crashed it). A failure is the search's to report when it needs it."""
     import threading
@@ -66,8 +65,4 @@ def load_models_aside(settings: Settings):
         return None
     if steps := _model_steps(settings, embedder):
         threading.Thread(target=_loaded, args=(steps,), name="c1-load-models").start()
-    import regex  # noqa: F401 - the vocabulary's; imported here, not beside the main thread's imports
-    from c1.tokens import count_tokens
-
-    threading.Thread(target=_loaded, args=([lambda: count_tokens("warm up")],), name="c1-load-vocabulary").start()
     return embedder
