@@ -80,7 +80,7 @@ def count_tokens(text: str) -> int:
     count = 0
     for piece in split(text):
         word = piece.encode("utf-8", "surrogatepass")
-        count += 1 if word in ranks else _merged(word, ranks)
+        count += 1 if word in ranks else _piece_tokens(word)
     return count
 
 
@@ -136,21 +136,32 @@ SHORT = 64
 characters is one piece) through a heap, so that it takes n log n steps, not n²."""
 
 
+@lru_cache(maxsize=65536)
+def _piece_tokens(word: bytes) -> int:
+    """:func:`_merged` of a piece, remembered: a word the vocabulary lacks comes back in the next chunk."""
+    return _merged(word, _vocabulary()[0])
+
+
 def _merged(word: bytes, ranks: dict[bytes, int]) -> int:
     """How many tokens ``word`` (a piece of the split, not itself a token) merges into."""
     if len(word) > SHORT:
         return _merged_long(word, ranks)
+    get = ranks.get
     parts = [word[i:i + 1] for i in range(len(word))]
-    while len(parts) > 1:
+    pairs = [get(a + b) for a, b in zip(parts, parts[1:])]  # the rank of each adjacent pair (None: no token)
+    while True:
         best, at = None, -1
-        for i in range(len(parts) - 1):
-            rank = ranks.get(parts[i] + parts[i + 1])
+        for i, rank in enumerate(pairs):
             if rank is not None and (best is None or rank < best):
                 best, at = rank, i
         if best is None:
-            break
+            return len(parts)
         parts[at:at + 2] = [parts[at] + parts[at + 1]]
-    return len(parts)
+        del pairs[at]
+        if at < len(pairs):
+            pairs[at] = get(parts[at] + parts[at + 1])
+        if at > 0:
+            pairs[at - 1] = get(parts[at - 1] + parts[at])
 
 
 def _merged_long(word: bytes, ranks: dict[bytes, int]) -> int:
