@@ -5,6 +5,7 @@ tokens); the preamble's count is kept on disk, so that a search in a new process
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import subprocess
@@ -189,3 +190,41 @@ def test_the_count_exactly_as_rendered_after_the_kept_preamble(tmp_path, monkeyp
     later = hm.count_preamble("Find it.", tools, start_date="2031-07-15")
     conv = h.Conversation.from_messages(hm.preamble("Find it.", tools, start_date="2031-07-15"))
     assert first == later == len(enc.render_conversation_for_completion(conv, h.Role.ASSISTANT))
+
+
+def test_the_ranks_are_kept_in_the_cache_folder_and_a_damaged_copy_is_decoded_afresh(tmp_path, monkeypatch):
+    """The first load decodes the vocabulary and keeps its ranks; the next reads them back without the
+    vocabulary file; a damaged copy is decoded again and kept anew; a cache that cannot be written still
+    gives the ranks, and leaves nothing behind."""
+    import os
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("C1_CACHE_DIR", raising=False)
+    lines = tokens.VOCAB.read_bytes().split(b"\n")
+    truth = {base64.b64decode(line.split()[0]): int(line.split()[1]) for line in lines if line}
+    assert tokens._ranks() == truth
+    kept = list((tmp_path / "cache" / "c1" / "o200k").iterdir())
+    assert len(kept) == 1 and not kept[0].name.endswith(".part")
+    whole = kept[0].read_bytes()
+
+    real = tokens.VOCAB
+    monkeypatch.setattr(tokens, "VOCAB", tmp_path / "gone.tiktoken")
+    assert tokens._ranks() == truth, "read back from the kept copy, not the vocabulary"
+
+    damaged = bytearray(whole)
+    damaged[len(damaged) // 2] ^= 0xFF
+    kept[0].write_bytes(bytes(damaged))
+    with pytest.raises(tokens.TokenizerError, match="missing"):
+        tokens._ranks()  # the damaged copy is not used: the vocabulary is needed again
+    monkeypatch.setattr(tokens, "VOCAB", real)
+    assert tokens._ranks() == truth
+    assert kept[0].read_bytes() == whole, "kept anew"
+
+    kept[0].unlink()
+    os.chmod(kept[0].parent, 0o500)
+    try:
+        assert tokens._ranks() == truth
+        if not os.access(kept[0].parent, os.W_OK):  # (root writes anyway)
+            assert not list(kept[0].parent.iterdir())
+    finally:
+        os.chmod(kept[0].parent, 0o700)

@@ -286,28 +286,21 @@ def _kept(what: list, count) -> int:
     version; worked out where not kept, and kept where the folder can be written."""
     import hashlib
     import importlib.metadata
-    import os
 
-    from c1.config import default_cache_dir
+    from c1.cache_files import cache_path, write_whole
 
     try:
         version = importlib.metadata.version("openai-harmony")
     except importlib.metadata.PackageNotFoundError:
         return count()  # harmony() says what is missing
     key = json.dumps([*what, version], sort_keys=True, ensure_ascii=False)
-    path = default_cache_dir() / "counts" / hashlib.sha256(key.encode()).hexdigest()[:32]
+    path = cache_path("counts", hashlib.sha256(key.encode()).hexdigest()[:32])
     try:
         return int(path.read_text())
     except (OSError, ValueError):
         pass
     got = count()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_name(f"{path.name}.{os.getpid()}")
-        part.write_text(str(got))
-        os.replace(part, path)  # whole or not at all
-    except OSError:
-        pass  # a read-only cache: counted again next time
+    write_whole(path, str(got).encode())  # a read-only cache: counted again next time
     return got
 
 

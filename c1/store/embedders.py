@@ -11,6 +11,7 @@ onnxruntime-gpu sees a GPU. ``OpenAIEmbedder`` talks to any ``/v1/embeddings`` s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from pathlib import Path
@@ -121,43 +122,38 @@ def onnx_session(model: Path, threads: int, spin: bool = False):
     gave the same outputs here."""
     import onnxruntime as ort
 
-    def options(level):
+    def session(path: Path, level, save: Path | None = None):
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
         opts.graph_optimization_level = level
+        if save is not None:
+            opts.optimized_model_filepath = str(save)
         if not spin:
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return opts
+        return ort.InferenceSession(str(path), opts, providers=chosen)
 
     chosen = providers()
+    extended = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     kept = optimised_path(model, ort.__version__) if chosen == ["CPUExecutionProvider"] else None
-    if kept is not None and kept.exists():
+    if kept is None:
+        return session(model, extended)
+    if kept.exists():
         try:
-            return ort.InferenceSession(str(kept), options(ort.GraphOptimizationLevel.ORT_DISABLE_ALL),
-                                        providers=chosen)
+            return session(kept, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
         except Exception:  # noqa: BLE001 - a damaged copy: optimised again below, and kept anew
             pass
-    opts = options(ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED)
-    part = None
-    if kept is not None:
-        try:
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            part = kept.with_name(f"{kept.name}.{os.getpid()}.part")
-            opts.optimized_model_filepath = str(part)
-        except OSError:
-            part = None  # a read-only cache: optimised again next time
-    if part is None:
-        return ort.InferenceSession(str(model), opts, providers=chosen)
+    part = kept.with_name(f"{kept.name}.{os.getpid()}.part")
     try:
-        session = ort.InferenceSession(str(model), opts, providers=chosen)
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        made = session(model, extended, save=part)
         os.replace(part, kept)  # whole or not at all
-        return session
-    except Exception:  # noqa: BLE001 - the copy could not be written: a session without it
-        part.unlink(missing_ok=True)
-        return ort.InferenceSession(str(model), options(ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED),
-                                    providers=chosen)
+        return made
+    except Exception:  # noqa: BLE001 - a cache that cannot be written: optimised again next time
+        with contextlib.suppress(OSError):
+            part.unlink(missing_ok=True)
+    return session(model, extended)
 
 
 def optimised_path(model: Path, version: str) -> Path | None:
@@ -165,14 +161,14 @@ def optimised_path(model: Path, version: str) -> Path | None:
     path, size and time and onnxruntime's version; None where the model cannot be read."""
     import hashlib
 
-    from c1.config import default_cache_dir
+    from c1.cache_files import cache_path
 
     try:
         st = model.stat()
     except OSError:
         return None
     key = f"{model.resolve()}|{st.st_size}|{st.st_mtime_ns}|{version}|extended"
-    return default_cache_dir() / "onnx" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.onnx"
+    return cache_path("onnx", f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.onnx")
 
 
 class OnnxEmbedder:
