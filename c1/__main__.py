@@ -6,15 +6,20 @@ import sys
 
 
 def run() -> None:
-    from c1 import one_blas_thread
+    from c1 import exiting, one_blas_thread
 
+    exiting.install()
     one_blas_thread()
     try:
         from c1.cli import main
     except KeyboardInterrupt:
         sys.stderr.write("c1: interrupted\n")
         raise SystemExit(130) from None
-    main()
+    try:
+        main()
+    except SystemExit as exc:
+        exiting.exit_code(exc.code)
+        raise
 
 
 if __name__ == "__main__":

@@ -123,7 +123,9 @@ def search(
 ) -> None:
     """Search a collection with the agent; print the ranked supporting documents."""
     from c1.commands.search import run_search_command
+    from c1.exiting import skip_teardown
 
+    skip_teardown()  # it writes nothing after its output: the interpreter's teardown is only time
     if no_daemon:
         settings = settings.with_flags(daemon=False)
     invoke.run(run_search_command, settings, query, json_out=json_out, jsonl=jsonl, quiet=quiet, save_trajectory=save_trajectory,
