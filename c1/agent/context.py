@@ -101,6 +101,7 @@ class Context:
         self.peak = 0
         self._preamble: tuple[tuple, int] | None = None
         self._counts: dict[int, tuple[tuple, int]] = {}
+        self._total: tuple[tuple, int] | None = None
         self._headers: dict[str, int] = {}
 
     # building ---------------------------------------------------------------------------
@@ -150,13 +151,21 @@ class Context:
         return count_lines(text)
 
     def counted(self) -> int:
-        """Our count of the request that would be sent now (no offset)."""
+        """Our count of the request that would be sent now (no offset). A run asks for it some 130 times (each
+        tool call's room, each limit's test), so the total is kept while nothing it depends on changed: the
+        preamble, the number of messages, the pruned chunks (only ever added to) and the last message (the
+        only one changed in place: the loop appends the usage line to it)."""
         msgs = self.messages
         start = 1 if msgs and msgs[0].role == "system" else 0
-        total = self._preamble_tokens(msgs[0].text() if start else None)
+        preamble = self._preamble_tokens(msgs[0].text() if start else None)
+        stamp = (preamble, len(msgs), len(self.pruned), self._key(msgs[-1]) if msgs else None)
+        if self._total is not None and self._total[0] == stamp:
+            return self._total[1]
+        total = preamble
         names = {c.id: c.name for m in msgs for c in m.tool_calls}
         for i in range(start, len(msgs)):
             total += self._message_tokens(i, msgs[i], names)
+        self._total = (stamp, total)
         return total
 
     def _preamble_tokens(self, instructions: str | None) -> int:
