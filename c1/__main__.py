@@ -15,11 +15,7 @@ def run() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("c1: interrupted\n")
         raise SystemExit(130) from None
-    try:
-        main()
-    except SystemExit as exc:
-        exiting.exit_code(exc.code)
-        raise
+    exiting.leaving(main)
 
 
 if __name__ == "__main__":

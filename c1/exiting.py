@@ -15,7 +15,7 @@ import os
 import sys
 
 _skip = False
-_code: object = 0
+_code: object = None
 
 
 def install() -> None:
@@ -28,10 +28,15 @@ def skip_teardown() -> None:
     _skip = True
 
 
-def exit_code(code: object) -> None:
-    """Remember the code ``SystemExit`` carries, which the handler cannot read."""
+def leaving(main) -> None:
+    """Run ``main`` remembering the code the process leaves with, which the handler cannot read:
+    ``SystemExit``'s, 130 for an uncaught Ctrl-C, 1 for an uncaught error (as the interpreter would)."""
     global _code
-    _code = code
+    try:
+        main()
+    except BaseException as exc:
+        _code = exc.code if isinstance(exc, SystemExit) else 130 if isinstance(exc, KeyboardInterrupt) else 1
+        raise
 
 
 def _end() -> None:

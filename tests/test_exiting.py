@@ -21,12 +21,10 @@ def handler():
 atexit.register(handler)
 if sys.argv[2] == "skip":
     exiting.skip_teardown()
-sys.stdout.write("x" * 1_000_000)  # still in the buffer when the handler runs
-try:
+def body():
+    sys.stdout.write("x" * 1_000_000)  # still in the buffer when the handler runs
     raise SystemExit(int(sys.argv[3]))
-except SystemExit as exc:
-    exiting.exit_code(exc.code)
-    raise
+exiting.leaving(body)
 """
 
 
@@ -58,3 +56,10 @@ def test_a_closed_pipe_costs_no_traceback(tmp_path):
     reader.stdout.close()
     reader.wait(timeout=60)
     assert b"Traceback" not in reader.stderr.read()
+
+
+def test_an_uncaught_error_still_exits_non_zero(tmp_path):
+    probe = PROBE.replace("raise SystemExit(int(sys.argv[3]))", "raise RuntimeError('boom')")
+    marks = tmp_path / "marks"
+    proc = subprocess.run([sys.executable, "-c", probe, str(marks), "skip", "0"], capture_output=True, timeout=60)
+    assert proc.returncode == 1 and b"RuntimeError: boom" in proc.stderr
