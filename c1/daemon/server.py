@@ -192,6 +192,9 @@ class Resident:
                 request = protocol.loads(line)
 
                 def send(message: dict) -> None:
+                    if message["type"] in ANSWERS and request.get("op") != "warm":  # not `c1 index`'s asking
+                        with self._lock:  # counted before it leaves: the command may ask for the count next
+                            self._served += 1
                     conn.sendall(protocol.dumps(message))
 
                 if request.get("op") in ("ping", "stop"):  # control: whatever the caller's build
@@ -219,9 +222,6 @@ class Resident:
                         self._active -= 1
                         self._asking -= asking
                         self._last = time.monotonic()
-                if request.get("op") != "warm":  # asked by `c1 index`, not by a user's command
-                    with self._lock:
-                        self._served += 1
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the command went away (Ctrl-C, a closed pipe): nothing to answer
             except Exception as exc:  # a bug: logged; the command works in-process instead
@@ -306,6 +306,10 @@ class Resident:
     def _status_rows(self, request: dict, send) -> None:
         settings = protocol.settings_from_json(request["settings"])
         send({"type": "rows", "rows": self.status_rows.rows(settings, request["names"])})
+
+
+ANSWERS = ("result", "error", "rows", "failed")
+"""The replies that end a command's request: ``served`` counts them (``ping``)."""
 
 
 def log(message: str) -> None:
