@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, from {', '.join(SYSTEMS)}")
     ap.add_argument("--json-out", type=Path, default=OUT / "search_quality.jsonl", help="append one JSON line here")
     ap.add_argument("--rows", type=Path, help="write per-question rows (JSONL) here")
-    ap.add_argument("--floor-study", action="store_true", help="measure the relevance floor (Corpus.MIN_COSINE)")
+    ap.add_argument("--floor-study", action="store_true", help="measure the relevance floor (the embedder's support_sim)")
     args = ap.parse_args(argv)
 
     records = hotpot_records()
@@ -290,7 +290,8 @@ def floor_study(args, qs: list[Question]) -> int:
     print(f"{len(qs)} real questions: {len(no_overlap)} dense-only candidates share no word with the question "
           f"(cosine p50 {statistics.median(no_overlap) if no_overlap else 0:.3f}, max {no_overlap[-1] if no_overlap else 0:.3f}); "
           f"{len(gold)} of them gold {sorted(round(g, 3) for g in gold)}")
-    print(f"floor in use: Corpus.MIN_COSINE = {c.MIN_COSINE} — a no-shared-word candidate must be closer than any nonsense got")
+    print(f"floor in use: the embedder's support_sim = {getattr(c.embedder, 'support_sim', None)} — a no-shared-word "
+          f"candidate must be at least this close")
     c.close()
     return 0
 

@@ -59,10 +59,6 @@ class Corpus(OpenCollection):
     CANDIDATES = 50
     W_DOC = 0.5
     """Weight of document-level evidence (``doc_evidence``) added to a chunk's re-ranked score."""
-    MIN_COSINE = 0.5
-    """Relevance floor for candidates that share no word with the query (see ``hybrid``): above what random
-    letter strings reach on the pooled HotpotQA corpus, and no gold paragraph of its questions is a
-    no-shared-word candidate (``bench/search_quality.py --floor-study``; docs/relevance.md)."""
 
     RERANK_TOP = 10
     """How many of its first chunks the cross-encoder re-orders (when it does, see ``AUTO_RERANK``): of a hybrid
@@ -287,8 +283,10 @@ class Corpus(OpenCollection):
         """Top ``k`` chunks not in ``exclude``: BM25 ∥ dense → RRF → re-rank of the top ``max(k, CANDIDATES)``.
 
         A relevance floor drops candidates that share no content word with the query and whose
-        cosine is under ``MIN_COSINE``: a query that matches nothing (``zzqqxx``) returns nothing
-        instead of its nearest random neighbours.
+        cosine is under the embedder's ``support_sim`` (what it calls close to a question: 0.60 for
+        bge-small, where random letter strings reach a top-1 cosine of 0.56-0.60 at the median; none for a
+        model of unknown scale): a query that matches nothing (``zzqqxx``) returns nothing instead of its
+        nearest random neighbours.
         """
         if vector is None:
             vector = self.embed_query(query)
@@ -298,13 +296,14 @@ class Corpus(OpenCollection):
         chunks = {c.id: c for c in self.chunks([cid for cid, _ in fused])}
         terms = content_terms(query)
         top_fused = fused[0][1]
+        floor = getattr(self.embedder, "support_sim", None)  # what its embedder calls close to a question
         hits = []
         for cid, fscore in fused:
             chunk = chunks.get(cid)
             if chunk is None:
                 continue
             doc = self.doc(chunk.doc_id)
-            if cid not in lexical and known.get(cid, 0.0) < self.MIN_COSINE:  # the floor: no query word, not close either
+            if cid not in lexical and floor is not None and known.get(cid, 0.0) < floor:  # no query word, not close either
                 if not terms or coverage(terms, f"{doc.title} {chunk.text}") == 0.0:
                     continue
             hits.append(Hit(chunk, doc, float(fscore / top_fused)))
