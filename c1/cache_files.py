@@ -3,6 +3,7 @@ or not at all, and a folder that cannot be written costs only the time to work t
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -13,18 +14,21 @@ def cache_path(*parts: str) -> Path:
     return default_cache_dir().joinpath(*parts)
 
 
+def part_of(path: Path) -> Path:
+    """The file of this process's own that becomes ``path`` once whole (renamed over it)."""
+    return path.with_name(f"{path.name}.{os.getpid()}.part")
+
+
 def write_whole(path: Path, data: bytes) -> bool:
-    """Write ``data`` to ``path`` through a file of this process's own, renamed over it; False (and nothing
-    left behind) where the folder cannot be written."""
-    part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    """Write ``data`` to ``path`` through :func:`part_of`; False (and nothing left behind) where the folder
+    cannot be written."""
+    part = part_of(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         part.write_bytes(data)
         os.replace(part, path)
         return True
     except OSError:
-        try:
+        with contextlib.suppress(OSError):
             part.unlink(missing_ok=True)
-        except OSError:
-            pass
         return False

@@ -27,11 +27,8 @@ def checked(path: Path, sha256: str, what: str, error: type[Exception]) -> Path:
     Writing to a file moves its change time, which no tool can set back, so an altered file is hashed."""
     try:
         mark = _mark(path, sha256)
-    except OSError as exc:
-        raise error(f"{what} is missing ({path}: {exc.strerror}); reinstall c1") from None
-    if mark.exists():
-        return path
-    try:
+        if mark.exists():
+            return path
         digest = sha256_file(path)
     except OSError as exc:
         raise error(f"{what} is missing ({path}: {exc.strerror}); reinstall c1") from None

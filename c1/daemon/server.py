@@ -192,8 +192,8 @@ class Resident:
                 request = protocol.loads(line)
 
                 def send(message: dict) -> None:
-                    if message["type"] in ANSWERS and request.get("op") != "warm":  # not `c1 index`'s asking
-                        with self._lock:  # counted before it leaves: the command may ask for the count next
+                    if message["type"] in ANSWERS:  # counted before it leaves: the command may ask for it next
+                        with self._lock:
                             self._served += 1
                     conn.sendall(protocol.dumps(message))
 
@@ -309,7 +309,8 @@ class Resident:
 
 
 ANSWERS = ("result", "error", "rows", "failed")
-"""The replies that end a command's request: ``served`` counts them (``ping``)."""
+"""The replies that end a command's request: ``served`` counts them (``ping``). ``c1 index``'s ``warm`` is
+answered ``accepted`` and ``warmed``, which are not counted."""
 
 
 def log(message: str) -> None:

@@ -307,9 +307,8 @@ def truecase(question: str, texts: list[str], names: list = ()) -> str:
             folded = text.lower()
             if not any(w in folded for w in wanted):
                 continue  # no word of it is wanted (a word's lower case is within the text's)
-            matches = list(_WORD_AT.finditer(text))
+            matches, lows = _words(text)
             lower = _lower_words(own, wanted) if own else set()
-            lows = list(map(str.lower, map(re.Match.group, matches)))
             # only a word that is wanted, or whose hyphen's parts may be, can be a hit: the rest are passed
             # over without a step in Python each (a search's 50 chunks hold some 12,000 words)
             for i in [i for i, low in enumerate(lows) if low in wanted or "-" in low]:
@@ -353,8 +352,16 @@ def truecase(question: str, texts: list[str], names: list = ()) -> str:
 def _lower_words(text: str, wanted: set[str]) -> set[str]:
     """The words of ``wanted`` (lower-case words) that ``text`` writes in lower case away from a sentence's
     start (no other word is asked about)."""
+    matches, lows = _words(text)
+    return {low for m, low in zip(matches, lows)
+            if low in wanted and m.group(0) == low and not _at_start(text, m.start())}
+
+
+def _words(text: str) -> tuple[list[re.Match], list[str]]:
+    """``text``'s words (``_WORD_AT``) and each one's lower case, read in bulk: the loops over a search's
+    chunks then take a step in Python only for the words they ask about."""
     matches = list(_WORD_AT.finditer(text))
-    return {t for m, t in zip(matches, map(re.Match.group, matches)) if t in wanted and not _at_start(text, m.start())}
+    return matches, list(map(str.lower, map(re.Match.group, matches)))
 
 
 def _sentence_case(question: str, texts: list[str]) -> str:
@@ -378,8 +385,7 @@ def _sentence_case(question: str, texts: list[str]) -> str:
     starts = [m for m in starts if not next_capital(m)]
     counts = {m.group(0).lower(): [0, 0] for m in starts}  # [lower, capitalised], away from sentence starts
     for text in texts:
-        matches = list(_WORD_AT.finditer(text))
-        lows = list(map(str.lower, map(re.Match.group, matches)))
+        matches, lows = _words(text)
         for i in [i for i, low in enumerate(lows) if low in counts]:  # the rest without a step each
             m = matches[i]
             if not _at_start(text, m.start()):

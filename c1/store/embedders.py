@@ -144,7 +144,9 @@ def onnx_session(model: Path, threads: int, spin: bool = False):
             return session(kept, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
         except Exception:  # noqa: BLE001 - a damaged copy: optimised again below, and kept anew
             pass
-    part = kept.with_name(f"{kept.name}.{os.getpid()}.part")
+    from c1.cache_files import part_of
+
+    part = part_of(kept)
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)
         made = session(model, extended, save=part)
