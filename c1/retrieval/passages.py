@@ -303,14 +303,15 @@ class _Reading:
     def _shortlist(self, doc: _Document) -> None:
         """The sentences of a document that the scorer reads: its best by BM25 among its own sentences (a
         term its every page repeats, the company, the parties, weighs nothing; the one term that singles
-        out the clause weighs most), its lead chunks', its best sections' and its best table rows."""
+        out the clause weighs most), its lead chunks', its best section's and its best table rows."""
         asked_here = within(self.corpus, self.question, doc.doc_id)
         lexical = TermDenseScorer().terms(asked_here, [c.text for c in doc.mine])
         for c, v in zip(doc.mine, lexical):
             c.score = v
         by_terms = sorted(doc.mine, key=lambda c: -c.score)[: _of(self.k.shortlist, doc.rank)]
         by_terms = [c for c in by_terms if c.score > 0] or by_terms
-        in_sections = section_sentences(self.scorer, asked_here, doc.sections, self.titled)
+        in_sections = section_sentences(self.scorer, asked_here, doc.sections, self.titled,
+                                         _of(self.k.per_doc, doc.rank))
         picked = list({id(c): c for c in by_terms + doc.lead + in_sections + doc.in_pages}.values())
         doc.mine += [c for c in doc.apart if any(c is p for p in picked)]
         self.short.append((asked_here, picked))

@@ -14,12 +14,6 @@ import re
 from c1.retrieval import sentences as sx
 from c1.retrieval.scorers import HEADING_CHARS, Scorer
 
-SECTION_HEADINGS = 48
-"""At most this many distinct headings of those chunks are scored (in the chunks' order)."""
-SECTIONS = 2
-"""The best-scoring headings whose sections' sentences join the scored ones ..."""
-SECTION_UNITS = 6
-"""... at most this many of each section: those holding the question's terms first, then in order."""
 TITLE_WORDS = 12
 """A numbered unit of at most this many words, mostly capitalised ("13. Termination.", "Section 5.10
 Absence of Certain Changes."), is a section's title: the heading of the sentences after it."""
@@ -121,24 +115,24 @@ def section_title(unit: sx.Unit, text: str) -> bool:
     return is_title(text) or unit.kind == "heading" and text.lstrip().startswith("#")
 
 
-def section_sentences(scorer: Scorer, question: str, sections: dict[str, list],
-              titled: dict[int, float]) -> list:
-    """The sentences of the sections whose headings alone score best for ``question`` (one scorer call
-    on at most ``SECTION_HEADINGS`` short texts): ``SECTIONS`` of them, each its ``SECTION_UNITS``
-    sentences holding most of the question's terms (their lexical scores), then the first ones. A
-    section's first sentence after its title scores at least what the title did (``titled``): "Where
-    is the No-Shop Clause?" is answered by the title "Section 6.06 No Solicitation of Transactions."
-    and what follows it, whatever the scorer makes of the sentence alone."""
-    names = list(sections)[:SECTION_HEADINGS]
+def section_sentences(scorer: Scorer, question: str, sections: dict[str, list], titled: dict[int, float],
+                      units: int) -> list:
+    """The sentences of the section whose heading alone scores best for ``question`` (one scorer call on
+    the headings, short texts): its ``units`` sentences holding most of the question's terms (their
+    lexical scores), then the first ones, and its first sentence. ``units`` is what the document can
+    hand over (its passages, ``passages.PER_DOC``): a second section, more of the section, or no bound
+    on the headings scored found no gold span or page more (docs/relevance.md, "Eleventh pass"). That
+    first sentence after the title scores at least what the title did (``titled``): "Where is the
+    No-Shop Clause?" is answered by the title "Section 6.06 No Solicitation of Transactions." and what
+    follows it, whatever the scorer makes of the sentence alone."""
+    names = list(sections)
     if not names:
         return []
     got = scorer(question, [n[:HEADING_CHARS] for n in names])
-    out: list = []
-    for i in sorted(range(len(names)), key=lambda i: -got[i])[:SECTIONS]:
-        under = sections[names[i]]
-        out += sorted(under, key=lambda c: (-c.score, c.start))[:SECTION_UNITS]
-        # its first sentence: the one after its title, else (the title lies further back) the earliest read
-        first = next((c for c in under if c.title is not None), None) or min(under, key=lambda c: c.start)
-        titled[id(first)] = float(got[i])
-        out.append(first)
-    return out
+    best = max(range(len(names)), key=lambda i: got[i])
+    under = sections[names[best]]
+    out = sorted(under, key=lambda c: (-c.score, c.start))[:units]
+    # its first sentence: the one after its title, else (the title lies further back) the earliest read
+    first = next((c for c in under if c.title is not None), None) or min(under, key=lambda c: c.start)
+    titled[id(first)] = float(got[best])
+    return out + [first]
