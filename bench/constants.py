@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """How many numbers are set by hand in the ranking code (issue 30): named numeric constants (UPPER_CASE, at
 module or class level) other than 0, and numeric defaults other than 0 and 1 (a dataclass's fields, a
-function's parameters: 1 is the neutral weight or count), in c1/retrieval and c1/agent/policies. Cache
+function's parameters: 1 is the neutral weight or count), in c1/retrieval and c1/agent/policies; each name
+of ``K1, B = 1.2, 0.75``, and a name behind an underscore too. Cache
 sizes, timeouts and retries are left out: they set no ranking. Prints the count per file and the names.
 
     python bench/constants.py            # the ranking numbers
@@ -35,6 +36,18 @@ def _kept(name: str, every: bool) -> bool:
     return every or not any(w in name.lower() for w in ENGINEERING)
 
 
+def _assigned(st) -> list[tuple]:
+    """Each name an assignment binds with the value it gets: ``K1, B = 1.2, 0.75`` binds two."""
+    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+    out = []
+    for target in targets:
+        if isinstance(target, ast.Tuple) and isinstance(st.value, ast.Tuple) and len(target.elts) == len(st.value.elts):
+            out += list(zip(target.elts, st.value.elts))
+        else:
+            out.append((target, st.value))
+    return out
+
+
 def numbers(path: Path, every: bool = False) -> list[str]:
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -42,14 +55,14 @@ def numbers(path: Path, every: bool = False) -> list[str]:
             for st in node.body:
                 if not isinstance(st, (ast.Assign, ast.AnnAssign)) or st.value is None:
                     continue
-                for target in st.targets if isinstance(st, ast.Assign) else [st.target]:
-                    if not isinstance(target, ast.Name) or not _number(st.value):
+                for target, value_node in _assigned(st):
+                    if not isinstance(target, ast.Name) or not _number(value_node):
                         continue
                     name = target.id
-                    value = st.value.value if isinstance(st.value, ast.Constant) else None
+                    value = value_node.value if isinstance(value_node, ast.Constant) else None
                     constant = name.isupper() and value != 0
                     default = isinstance(node, ast.ClassDef) and not name.isupper() and value not in (0, 1)
-                    if (constant or default) and not name.startswith("_") and _kept(name, every):
+                    if (constant or default) and _kept(name.lstrip("_"), every):
                         out.append(name)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             a = node.args
