@@ -62,7 +62,7 @@ def numbers(path: Path, every: bool = False) -> list[str]:
                     value = value_node.value if isinstance(value_node, ast.Constant) else None
                     constant = name.isupper() and value != 0
                     default = isinstance(node, ast.ClassDef) and not name.isupper() and value not in (0, 1)
-                    if (constant or default) and _kept(name.lstrip("_"), every):
+                    if (constant or default) and _kept(name, every):
                         out.append(name)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             a = node.args
