@@ -954,3 +954,29 @@ def test_the_shortlist_by_terms_holds_only_sentences_that_share_a_word_with_the_
                  section_chunks=(0, 0))["d"]
     assert scored and all(("renew" in t or "term" in t) for t in scored), scored
     assert got and "renews for a term of five years" in got[0].text
+
+
+def test_only_the_best_headings_section_joins_with_as_many_sentences_as_the_document_hands_over():
+    from c1.retrieval.candidates import Candidate
+    from c1.retrieval.sections import section_sentences
+
+    def sentences(heading: str, at: int, n: int) -> list:
+        return [Candidate(0, "d", "c", i, at + 10 * i, at + 10 * i + 9, f"{heading} sentence {i}", score=float(i),
+                          heading=heading, title=at if i == 0 else None) for i in range(n)]
+
+    sections = {"9. Governing Law.": sentences("law", 0, 8), "10. Termination.": sentences("end", 100, 8),
+                "11. Notices.": sentences("notice", 200, 8)}
+    asked = []
+
+    def scorer(question, texts):
+        asked.append(list(texts))
+        return [0.9 if "Termination" in t else 0.8 if "Law" in t else 0.1 for t in texts]
+
+    titled: dict = {}
+    got = section_sentences(scorer, "how can it be ended early?", sections, titled, units=5)
+    assert asked == [list(sections)]  # every heading scored, once
+    assert {c.heading for c in got} == {"end"}  # the second best section does not join
+    best = sorted(sections["10. Termination."], key=lambda c: -c.score)[:5]
+    first = sections["10. Termination."][0]
+    assert got == best + [first]  # its five best by their terms, and the sentence after its title
+    assert titled == {id(first): 0.9}
